@@ -1,0 +1,65 @@
+"""Where everything lives under ``$LEXPIPE_HOME`` (a public contract, documented in the README).
+
+    raw/sha256/ab/<sha256>.pdf           immutable landing zone, one file per distinct content
+    raw/sha256/ab/<sha256>.json          sidecar: source URL, retrieved-at, headers, act id, version
+    raw/http_cache.json                  ETag / Last-Modified per URL for conditional requests
+    corpus/<jur>/<act>/<version>/        a published version (read by downstream consumers)
+        act.json, articles.parquet, nodes.parquet, chunks.parquet,
+        diff_from_<prev-version>.parquet, diff_from_<prev-version>.md, manifest.json
+    corpus/<jur>/<act>/current.json      the version being served ({"version": "2025-11-13", ...})
+    corpus/<jur>/<act>/.staging/<ver>/   a version being built; promoted by rename when checks pass
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Layout:
+    home: Path
+
+    @property
+    def raw(self) -> Path:
+        return self.home / "raw"
+
+    def act_dir(self, act_id: str) -> Path:
+        jur, act = act_id.split(":", 1)
+        return self.home / "corpus" / jur / act
+
+    def version_dir(self, act_id: str, version: str) -> Path:
+        return self.act_dir(act_id) / version
+
+    def staging_dir(self, act_id: str, version: str) -> Path:
+        return self.act_dir(act_id) / ".staging" / version
+
+    def current_file(self, act_id: str) -> Path:
+        return self.act_dir(act_id) / "current.json"
+
+    @property
+    def reports(self) -> Path:
+        return self.home / "reports"
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write via a temp file in the same folder + rename: readers see old or new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n").encode())

@@ -1,0 +1,40 @@
+"""Typed settings read from ``LEXPIPE_*`` environment variables.
+
+One object carries every knob so Dagster resources, the CLI and tests agree on defaults.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_sample_dir() -> Path:
+    # The project sits next to ../shared in every checkout (dev machines and CI).
+    return (Path.cwd() / ".." / "shared" / "data").resolve()
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LEXPIPE_", extra="ignore")
+
+    home: Path = Field(default_factory=lambda: Path.cwd() / ".lexpipe",
+                       description="Root of the raw zone, corpus and reports.")
+    offline: bool = Field(True, description="Serve the sample files instead of calling the ELI API.")
+    sample_dir: Path = Field(default_factory=_default_sample_dir,
+                             description="Where the offline sample data lives (read-only).")
+    eli_base_url: str = "https://api.sejm.gov.pl/eli"
+    user_agent: str = "lexpipe/0.1 (+https://github.com/lexpipe/lexpipe; legal-corpus refresh bot)"
+    http_timeout_s: float = 60.0
+    http_max_retries: int = 5
+    http_backoff_base_s: float = 1.0
+    http_backoff_max_s: float = 60.0
+    http_min_interval_s: float = Field(1.0, description="Rate limit: minimum seconds between requests.")
+    parse_workers: int = Field(2, description="Processes used to read PDF pages.")
+    chunk_max_tokens: int = Field(256, description="Articles above this many tokens are split.")
+    article_count_tolerance: float = Field(0.02, description="Allowed relative change of the article count between versions.")
+
+
+def get_settings() -> Settings:
+    return Settings()

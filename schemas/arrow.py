@@ -1,0 +1,128 @@
+"""Arrow schemas of the published corpus: the public contract downstream consumers read.
+
+Every Parquet file lexpipe writes is cast to one of these schemas first (``conform``), so a
+column can only change here. Field-level ``description`` metadata travels into the Parquet files.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+
+def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable, metadata={"description": doc})
+
+
+# One node type for every hierarchy level, from book down to letter.
+LEVELS = ("book", "part", "title", "division", "chapter", "section", "article", "paragraph", "point", "letter")
+
+PATH_ENTRY = pa.struct([
+    _f("level", pa.string(), "book | part | title | division | chapter | section"),
+    _f("number", pa.string(), "as printed, superscripts as ^N (e.g. 'II^1', 'PIERWSZA')"),
+    _f("heading", pa.string(), "heading text, may be empty"),
+    _f("id", pa.string(), "node id, e.g. pl:kc:book:1/title:II"),
+])
+
+PARAGRAPH = pa.struct([
+    _f("id", pa.string(), "e.g. pl:kc:art:109^1:par:2 (an article without § has one paragraph with number '')"),
+    _f("number", pa.string(), "'2', '1^1' or '' for an article without §"),
+    _f("text", pa.string(), "text in force on the version date, points included"),
+    _f("status", pa.string(), "in_force | repealed | pending (added by a change not yet in force)"),
+])
+
+ACTS = pa.schema([
+    _f("act_id", pa.string(), "e.g. pl:kc", nullable=False),
+    _f("jurisdiction", pa.string(), "ISO country code", nullable=False),
+    _f("eli", pa.string(), "ELI address, e.g. DU/1964/93"),
+    _f("title", pa.string(), "act title as printed"),
+    _f("short_name", pa.string(), "citation abbreviation, e.g. k.c."),
+    _f("version", pa.date32(), "text state date of the consolidated text", nullable=False),
+    _f("based_on", pa.string(), "'Opracowano na podstawie' line: the consolidated text it rests on"),
+    _f("source_url", pa.string(), "where the PDF was downloaded"),
+    _f("source_sha256", pa.string(), "sha256 of the raw PDF bytes", nullable=False),
+    _f("pages", pa.int32(), "PDF page count"),
+    _f("article_count", pa.int32(), "number of article rows"),
+    _f("parser_version", pa.string(), "bumped when parsing output may change"),
+    _f("parsed_at", pa.timestamp("s", tz="UTC"), "when this version was parsed"),
+])
+
+ARTICLES = pa.schema([
+    _f("id", pa.string(), "version-free id for joins across versions, e.g. pl:kc:art:109^1", nullable=False),
+    _f("act_id", pa.string(), "e.g. pl:kc", nullable=False),
+    _f("version", pa.date32(), "text state date", nullable=False),
+    _f("ordinal", pa.int32(), "0-based position in document order", nullable=False),
+    _f("number", pa.string(), "article number, superscript as ^N: '109^1'", nullable=False),
+    _f("number_display", pa.string(), "as printed: '109¹'"),
+    _f("sort_key", pa.int64(), "base*1000 + superscript: strictly increasing in document order"),
+    _f("path", pa.list_(PATH_ENTRY), "hierarchy from book down to the article's parent"),
+    _f("path_text", pa.string(), "readable path, e.g. 'KSIĘGA PIERWSZA Część ogólna › TYTUŁ I Przepisy wstępne'"),
+    _f("text", pa.string(), "article text in force on the version date (no markers, headers, footnotes)"),
+    _f("text_pending", pa.string(), "the reading once announced changes take effect; null without pending change"),
+    _f("pending_effective_date", pa.date32(), "when text_pending takes effect (from the ISAP margin note)"),
+    _f("pending_note", pa.string(), "ISAP margin note announcing the change"),
+    _f("paragraphs", pa.list_(PARAGRAPH), "§ units in document order"),
+    _f("status", pa.string(), "in_force | repealed (uchylony / utracił moc / pominięty)", nullable=False),
+    _f("status_note", pa.string(), "the printed status, e.g. '(uchylony)'"),
+    _f("page_start", pa.int32(), "first PDF page (1-based)"),
+    _f("page_end", pa.int32(), "last PDF page"),
+    _f("footnotes", pa.list_(pa.string()), "texts of footnotes referenced from the article (amendment history)"),
+    _f("content_hash", pa.string(), "sha256 over text + text_pending + status: changes iff the wording changes", nullable=False),
+])
+
+NODES = pa.schema([
+    _f("id", pa.string(), "node id; article ids equal ARTICLES.id", nullable=False),
+    _f("act_id", pa.string(), "", nullable=False),
+    _f("version", pa.date32(), "", nullable=False),
+    _f("level", pa.string(), "one of LEVELS", nullable=False),
+    _f("number", pa.string(), "as printed, ^N superscripts"),
+    _f("heading", pa.string(), "structural heading (book..section); empty for article and below"),
+    _f("text", pa.string(), "own text for article/paragraph/point/letter units"),
+    _f("parent_id", pa.string(), "null for top-level nodes"),
+    _f("ordinal", pa.int32(), "document order across all nodes", nullable=False),
+    _f("status", pa.string(), "in_force | repealed | pending"),
+    _f("page", pa.int32(), "page where the node starts"),
+])
+
+CHUNKS = pa.schema([
+    _f("chunk_id", pa.string(), "article id + '#' + chunk index, e.g. pl:kc:art:109^1#0", nullable=False),
+    _f("article_id", pa.string(), "", nullable=False),
+    _f("act_id", pa.string(), "", nullable=False),
+    _f("version", pa.date32(), "", nullable=False),
+    _f("chunk_index", pa.int32(), "0-based within the article", nullable=False),
+    _f("chunk_count", pa.int32(), "chunks of this article", nullable=False),
+    _f("heading_path", pa.string(), "readable hierarchy path + article label, prepended context for retrieval"),
+    _f("text", pa.string(), "chunk text (sentences of the article)", nullable=False),
+    _f("token_count", pa.int32(), "spaCy tokens in text", nullable=False),
+    _f("status", pa.string(), "status of the article"),
+    _f("content_hash", pa.string(), "sha256 of heading_path + text: the embedding cache key", nullable=False),
+])
+
+DIFF = pa.schema([
+    _f("act_id", pa.string(), "", nullable=False),
+    _f("from_version", pa.date32(), "", nullable=False),
+    _f("to_version", pa.date32(), "", nullable=False),
+    _f("article_id", pa.string(), "", nullable=False),
+    _f("number", pa.string(), "article number"),
+    _f("change", pa.string(), "added | changed | repealed | removed", nullable=False),
+    _f("old_text", pa.string(), ""),
+    _f("new_text", pa.string(), ""),
+    _f("old_hash", pa.string(), ""),
+    _f("new_hash", pa.string(), ""),
+    _f("unified_diff", pa.string(), "word-level diff of old → new text"),
+])
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "acts": ACTS, "articles": ARTICLES, "nodes": NODES, "chunks": CHUNKS, "diff": DIFF,
+}
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Reorder/cast to ``schema``; a missing column or a bad type raises a clear error."""
+    missing = [f.name for f in schema if f.name not in table.column_names]
+    if missing:
+        raise ValueError(f"table is missing columns {missing} required by the schema")
+    return table.select(schema.names).cast(schema)
+
+
+def from_rows(rows: list[dict], schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=schema)
