@@ -23,6 +23,7 @@ SUPERSCRIPT_MIN_RISE = 1.5  # points above the line's baseline
 NEW_LINE_DY = 6.0  # a baseline jump larger than this starts a new line (superscripts rise ~4 pt)
 BODY_MIN_SIZE = 11.0  # ISAP body text is 12 pt; footnotes 10 pt, header 9 pt, superscripts 8 pt
 
+SOFT_HYPHEN = "\u00ad"
 SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -46,9 +47,10 @@ class Line:
     x0: float
     size: float  # dominant font size
     bold: bool  # the line's first word is bold (article heads, headings)
-    zone: str  # body | footnote | header | footer
+    zone: str  # body | note | margin | footnote | header | footer
     text: str  # superscripts as ``^N``; footnote references removed
     footnote_refs: list[str] = field(default_factory=list)
+    starts_with_ref: bool = False  # the line opens with a superscript ``N)``: a footnote's first line
 
 
 @dataclass(slots=True)
@@ -108,6 +110,8 @@ def read_chars_pdfium(path: Path, pages: Sequence[int]) -> list[PageChars]:
                 ch = chr(raw.FPDFText_GetUnicode(tp, j)) if per_char else text[j]
                 if ch in "\r\n\x00":
                     continue
+                if ch in "\ufffe\ufffd\u00ad\u0002":  # pdfium's soft hyphen (a word broken at line end)
+                    ch = SOFT_HYPHEN
                 raw.FPDFText_GetCharOrigin(tp, j, x, y)
                 size = raw.FPDFText_GetFontSize(tp, j)
                 weight = raw.FPDFText_GetFontWeight(tp, j)
@@ -165,13 +169,14 @@ def _segments(chars: list[Char]) -> list[list[Char]]:
     return segs
 
 
-def _render(seg: list[Char]) -> tuple[str, float, float, bool, list[str]]:
+def _render(seg: list[Char]) -> tuple[str, float, float, bool, list[str], bool]:
     """Text of one line: superscript digit runs become ``^N``; ``N)`` superscripts are footnote refs."""
     body_size = max((c.size for c in seg), default=0.0)
     body = [c for c in seg if c.size >= body_size * SUPERSCRIPT_RATIO]
     base_y = sorted(c.y for c in body)[len(body) // 2] if body else 0.0
     parts: list[str] = []
     refs: list[str] = []
+    starts_with_ref = False
     i = 0
     n = len(seg)
     while i < n:
@@ -190,16 +195,28 @@ def _render(seg: list[Char]) -> tuple[str, float, float, bool, list[str]]:
             run.append(seg[j].text)
             j += 1
         sup = "".join(run).strip()
-        if sup.endswith(")"):
-            refs.append(sup[:-1])
+        before = "".join(parts).rstrip(" ")
+        # numbering (Art. 109^1, § 2^1, Rozdział I^1) sits right after a digit or Roman numeral;
+        # anything else — "cywilny1)", "Art. 1059.5" — is a footnote reference
+        last = "".join(parts)[-1:]  # not stripped: a gap before the superscript means a reference
+        is_number = bool(sup) and not sup.endswith(")") and last != "" and (last.isdigit() or last in "IVXLC")
+        if sup and not is_number:
+            if not before.strip():
+                starts_with_ref = True
+            refs.append(sup.rstrip(")"))
         elif sup:
             parts.append("^" + sup.replace(" ", ""))
+            nxt = seg[j].text if j < n else ""
+            if nxt.isalnum() or nxt == "§":
+                parts.append(" ")
         i = j
     text = re.sub(r"\s+", " ", "".join(parts)).strip()
+    # a soft hyphen only matters at the end of a line (the word continues on the next one)
+    text = text.replace(SOFT_HYPHEN, "")  + (SOFT_HYPHEN if text.endswith(SOFT_HYPHEN) else "")
     x0 = min((c.x for c in seg if c.size > 0), default=0.0)
     first_word = [c for c in seg if c.size > 0][:3]
     bold = bool(first_word) and all(c.bold for c in first_word)
-    return text, body_size, base_y, bold, refs
+    return text, body_size, base_y, bold, refs, starts_with_ref
 
 
 HEADER_RE = re.compile(r"^©\s*Kancelaria Sejmu\s+s\.\s*\d+\s*/\s*\d+$")
@@ -207,32 +224,45 @@ FOOTER_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def page_lines(pc: PageChars) -> list[Line]:
-    """Typed, reading-ordered lines of one page."""
+    """Typed, reading-ordered lines of one page.
+
+    Zones: the running header and date footer are matched by text and position; small print in
+    the right margin (x > 75 % of the width) is an ISAP margin note (announced changes); small print
+    in the text column from the first line that opens with a superscript ``N)`` downwards is the
+    footnote block; other small print in the column is a structural note (e.g. ``(zawierający
+    art. 397–404 – uchylony)``) and stays with the text.
+    """
     lines: list[Line] = []
     for seg in _segments(pc.chars):
-        text, size, y, bold, refs = _render(seg)
+        text, size, y, bold, refs, starts = _render(seg)
         if not text:
             continue
         x0 = min((c.x for c in seg if c.size > 0), default=0.0)
-        if y > pc.height - 70 and HEADER_RE.match(text):
-            zone = "header"
-        elif y < 80 and FOOTER_RE.match(text):
-            zone = "footer"
-        elif size < BODY_MIN_SIZE:
-            zone = "footnote"
-        else:
-            zone = "body"
-        lines.append(Line(pc.number, y, x0, size, bold, zone, text, refs))
+        lines.append(Line(pc.number, y, x0, size, bold, "body", text, refs, starts))
     # Merge pieces written separately on the same baseline, then order top → bottom, left → right.
     lines.sort(key=lambda ln: (-round(ln.y), ln.x0))
     merged: list[Line] = []
     for ln in lines:
-        if merged and abs(merged[-1].y - ln.y) < 1.0 and merged[-1].zone == ln.zone:
-            prev = merged[-1]
+        prev = merged[-1] if merged else None
+        if prev and abs(prev.y - ln.y) < 1.0 and (prev.size < BODY_MIN_SIZE) == (ln.size < BODY_MIN_SIZE) \
+                and (ln.x0 > pc.width * 0.75) == (prev.x0 > pc.width * 0.75):
             prev.text = f"{prev.text} {ln.text}"
             prev.footnote_refs.extend(ln.footnote_refs)
             continue
         merged.append(ln)
+    in_footnotes = False
+    for ln in merged:
+        if ln.y > pc.height - 70 and HEADER_RE.match(ln.text):
+            ln.zone = "header"
+        elif ln.y < 80 and FOOTER_RE.match(ln.text):
+            ln.zone = "footer"
+        elif ln.size < BODY_MIN_SIZE and ln.x0 > pc.width * 0.75:
+            ln.zone = "margin"
+        elif ln.size < BODY_MIN_SIZE:
+            in_footnotes = in_footnotes or ln.starts_with_ref
+            ln.zone = "footnote" if in_footnotes else "note"
+        elif in_footnotes:
+            ln.zone = "footnote"  # body-size text inside a footnote block (rare)
     return merged
 
 

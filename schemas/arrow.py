@@ -24,8 +24,8 @@ PATH_ENTRY = pa.struct([
 ])
 
 PARAGRAPH = pa.struct([
-    _f("id", pa.string(), "e.g. pl:kc:art:109^1:par:2 (an article without § has one paragraph with number '')"),
-    _f("number", pa.string(), "'2', '1^1' or '' for an article without §"),
+    _f("id", pa.string(), "e.g. pl:kc:art:109^1:par:2 (an article without § has no paragraphs)"),
+    _f("number", pa.string(), "'2', '1^1'"),
     _f("text", pa.string(), "text in force on the version date, points included"),
     _f("status", pa.string(), "in_force | repealed | pending (added by a change not yet in force)"),
 ])
@@ -103,7 +103,7 @@ DIFF = pa.schema([
     _f("to_version", pa.date32(), "", nullable=False),
     _f("article_id", pa.string(), "", nullable=False),
     _f("number", pa.string(), "article number"),
-    _f("change", pa.string(), "added | changed | repealed | removed", nullable=False),
+    _f("change", pa.string(), "added | changed | repealed | removed | editorial (only a Dz. U. citation refreshed)", nullable=False),
     _f("old_text", pa.string(), ""),
     _f("new_text", pa.string(), ""),
     _f("old_hash", pa.string(), ""),

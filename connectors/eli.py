@@ -1,0 +1,360 @@
+"""Polish Sejm ELI API connector (https://api.sejm.gov.pl/eli) and its offline sample twin.
+
+Why two sources behind one protocol: pipelines and sensors must run identically offline (CI, dev
+machines: ``SampleEliSource`` serving ``<sample_dir>/pl/isap``) and online (``HttpEliSource``).
+Everything that arrives is validated (JSON with an ``ELI``; bytes that look like a whole PDF)
+before it can reach the landing zone.
+
+API facts used (no others assumed): ``GET {base}/acts/DU/1964/93`` returns JSON metadata with
+``ELI``, ``changeDate`` (last change, ISO datetime), ``textPDF``, ``status``, ``inForce``, ``title``
+and ``texts`` ([{"fileName", "type"}], type "U" = consolidated "tekst ujednolicony"). The unified
+PDF is ``{base}/acts/DU/1964/93/text/U/<fileName>``; ``{base}/acts/DU/1964/93/text.pdf`` is the
+original text, used only when there is no "U" text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field, replace
+from datetime import date
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
+
+from connectors.http import PoliteHttpClient
+from connectors.landing import LandedFile, RawLandingZone
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.sejm.gov.pl/eli"
+_ELI_RE = re.compile(r"^[A-Z]{2,}/\d{4}/\d+$")
+_SAMPLE_FILE_RE = re.compile(r"^(?P<stem>.+)_(?P<version>\d{4}-\d{2}-\d{2})\.pdf$")
+_EOF_WINDOW = 1024  # %%EOF must appear this close to the end (PDF readers use the same slack)
+
+
+@dataclass(frozen=True)
+class KnownAct:
+    act_id: str
+    eli: str
+    title: str
+    short_name: str
+    sample_stem: str  # unified-text file name without ".pdf", as used in the sample folder
+
+
+KNOWN_ACTS: dict[str, KnownAct] = {
+    "pl:kc": KnownAct(act_id="pl:kc", eli="DU/1964/93", title="Kodeks cywilny",
+                      short_name="k.c.", sample_stem="D19640093Lj"),
+}
+
+
+def eli_for_act(act_id: str) -> str:
+    try:
+        return KNOWN_ACTS[act_id].eli
+    except KeyError:
+        raise KeyError(f"unknown act id {act_id!r}; known: {sorted(KNOWN_ACTS)}") from None
+
+
+def act_for_eli(eli: str) -> KnownAct | None:
+    return next((a for a in KNOWN_ACTS.values() if a.eli == eli), None)
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+
+class EliError(Exception):
+    """Something from the ELI source is unusable; the message names the URL."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        self.url = url
+        self.problem = problem
+        super().__init__(f"{url}: {problem}")
+
+
+class InvalidMetadataError(EliError):
+    pass
+
+
+class InvalidPdfError(EliError):
+    pass
+
+
+class VersionUnavailableError(EliError):
+    pass
+
+
+# -- data ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ActMetadata:
+    """The fields we rely on, plus the untouched API JSON in ``raw`` (unknown fields kept)."""
+
+    eli: str
+    title: str
+    change_date: str | None
+    text_pdf: bool
+    in_force: str | None
+    status: str | None
+    unified_pdf_file: str | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def version(self) -> str | None:
+        """Text-state version: the date part of ``changeDate`` (YYYY-MM-DD)."""
+        if not self.change_date:
+            return None
+        return date.fromisoformat(self.change_date[:10]).isoformat()
+
+    @property
+    def pdf_path(self) -> str:
+        """Path below ``acts/<eli>/``: the unified text, else the original ``text.pdf``."""
+        return f"text/U/{self.unified_pdf_file}" if self.unified_pdf_file else "text.pdf"
+
+    @classmethod
+    def from_api(cls, data: Any, *, url: str) -> "ActMetadata":
+        if not isinstance(data, dict) or not isinstance(data.get("ELI"), str) or not data["ELI"]:
+            raise InvalidMetadataError(url, "act metadata lacks the 'ELI' field")
+        change = data.get("changeDate")
+        if change is not None:
+            try:
+                date.fromisoformat(str(change)[:10])
+            except ValueError:
+                raise InvalidMetadataError(url, f"unparseable changeDate {change!r}") from None
+        texts = data.get("texts") or []
+        unified = next((t.get("fileName") for t in texts
+                        if isinstance(t, dict) and t.get("type") == "U" and t.get("fileName")),
+                       None)
+        return cls(eli=data["ELI"], title=str(data.get("title", "")),
+                   change_date=str(change) if change is not None else None,
+                   text_pdf=bool(data.get("textPDF", False)), in_force=data.get("inForce"),
+                   status=data.get("status"), unified_pdf_file=unified, raw=data)
+
+
+@dataclass(frozen=True)
+class FetchedPdf:
+    """PDF bytes as fetched. ``content`` is empty when ``not_modified`` (HTTP 304)."""
+
+    content: bytes
+    url: str
+    headers: dict[str, str]
+    version: str
+    not_modified: bool = False
+
+
+@runtime_checkable
+class EliSource(Protocol):
+    def metadata(self, eli: str) -> ActMetadata: ...
+
+    def available_versions(self, eli: str) -> list[str]: ...
+
+    def fetch_pdf(self, eli: str, version: str | None = None, *,
+                  conditional: bool = True) -> FetchedPdf: ...
+
+
+def validate_pdf(content: bytes, url: str) -> None:
+    """Reject bodies that are not a whole PDF (HTML error pages, truncated downloads)."""
+    if not content.startswith(b"%PDF-"):
+        raise InvalidPdfError(url, f"not a PDF: body starts with {content[:16]!r}")
+    if b"%%EOF" not in content[-_EOF_WINDOW:]:
+        raise InvalidPdfError(url, f"PDF has no %%EOF in its last {_EOF_WINDOW} bytes "
+                                   f"(truncated?); {len(content)} bytes received")
+
+
+def _check_eli(eli: str) -> str:
+    eli = eli.strip().strip("/")
+    if not _ELI_RE.match(eli):
+        raise ValueError(f"not an ELI like 'DU/1964/93': {eli!r}")
+    return eli
+
+
+# -- online -------------------------------------------------------------------------------------
+
+
+class HttpEliSource:
+    """The live API. It only serves the *current* text state of an act."""
+
+    def __init__(self, client: PoliteHttpClient, base_url: str = DEFAULT_BASE_URL) -> None:
+        self.client = client
+        self.base_url = base_url.rstrip("/")
+
+    def act_url(self, eli: str) -> str:
+        return f"{self.base_url}/acts/{_check_eli(eli)}"
+
+    def metadata(self, eli: str) -> ActMetadata:
+        url = self.act_url(eli)
+        res = self.client.get(url, headers={"Accept": "application/json"}, conditional=False)
+        try:
+            data = json.loads(res.content)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise InvalidMetadataError(url, f"metadata is not JSON ({exc}); "
+                                            f"body starts with {res.content[:40]!r}") from None
+        meta = ActMetadata.from_api(data, url=url)
+        if meta.eli != _check_eli(eli):
+            raise InvalidMetadataError(url, f"asked for {eli!r}, metadata says ELI {meta.eli!r}")
+        return meta
+
+    def available_versions(self, eli: str) -> list[str]:
+        version = self.metadata(eli).version
+        return [version] if version else []
+
+    def fetch_pdf(self, eli: str, version: str | None = None, *,
+                  conditional: bool = True) -> FetchedPdf:
+        meta = self.metadata(eli)
+        act_url = self.act_url(eli)
+        if meta.version is None:
+            raise InvalidMetadataError(act_url, "metadata has no changeDate; cannot name a version")
+        if version is not None and version != meta.version:
+            raise VersionUnavailableError(
+                act_url, f"the API serves only the current text state ({meta.version}), "
+                         f"not {version}")
+        if not meta.unified_pdf_file and not meta.text_pdf:
+            raise EliError(act_url, "act has neither a unified ('U') text nor textPDF")
+        url = f"{act_url}/{meta.pdf_path}"
+        res = self.client.get(url, headers={"Accept": "application/pdf"}, conditional=conditional)
+        if not res.not_modified:
+            validate_pdf(res.content, url)
+        return FetchedPdf(content=res.content, url=url, headers=res.headers,
+                          version=meta.version, not_modified=res.not_modified)
+
+
+# -- offline ------------------------------------------------------------------------------------
+
+# API-shaped metadata for the sample acts (only fields known to exist in the API); changeDate and
+# texts are filled per version.
+_SAMPLE_METADATA: dict[str, dict[str, Any]] = {
+    "DU/1964/93": {
+        "ELI": "DU/1964/93",
+        "address": "WDU19640160093",
+        "publisher": "DU",
+        "year": 1964,
+        "pos": 93,
+        "title": "Ustawa z dnia 23 kwietnia 1964 r. - Kodeks cywilny",
+        "displayAddress": "Dz.U. 1964 nr 16 poz. 93",
+        "announcementDate": "1964-05-18",
+        "promulgation": "1964-05-18",
+        "entryIntoForce": "1965-01-01",
+        "type": "Ustawa",
+        "status": "obowiązujący",
+        "inForce": "IN_FORCE",
+        "textPDF": True,
+        "textHTML": False,
+        "keywords": [],
+        "references": {},
+    },
+}
+
+
+class SampleEliSource:
+    """Offline default: serves ``<sample_dir>/pl/isap/<stem>_<YYYY-MM-DD>.pdf`` as if downloaded.
+
+    ``versions`` (exact dates) and/or ``up_to`` (inclusive cursor) restrict which files are
+    visible, so a test or sensor can replay history: first 2024-12-19, later 2025-11-13.
+    """
+
+    def __init__(self, sample_dir: Path, versions: Iterable[str] | None = None, *,
+                 up_to: str | None = None) -> None:
+        self.folder = Path(sample_dir).resolve() / "pl" / "isap"
+        if not self.folder.is_dir():
+            raise FileNotFoundError(f"sample folder {self.folder} does not exist "
+                                    "(set LEXPIPE_SAMPLE_DIR)")
+        self._files: dict[str, dict[str, Path]] = {}  # stem -> version -> path
+        for path in sorted(self.folder.glob("*.pdf")):
+            m = _SAMPLE_FILE_RE.match(path.name)
+            if m:
+                self._files.setdefault(m["stem"], {})[m["version"]] = path
+        present = {v for by_version in self._files.values() for v in by_version}
+        self.versions = frozenset(versions) if versions is not None else None
+        if self.versions is not None and not self.versions <= present:
+            raise ValueError(f"versions {sorted(self.versions - present)} not in {self.folder}; "
+                             f"present: {sorted(present)}")
+        self.up_to = date.fromisoformat(up_to).isoformat() if up_to else None
+
+    def restricted(self, versions: Iterable[str] | None = None, *,
+                   up_to: str | None = None) -> "SampleEliSource":
+        """A copy showing other versions (handy for replaying a sensor's view over time)."""
+        return SampleEliSource(self.folder.parent.parent, versions, up_to=up_to)
+
+    def _visible(self, eli: str) -> dict[str, Path]:
+        act = act_for_eli(_check_eli(eli))
+        if act is None or act.sample_stem not in self._files:
+            raise KeyError(f"no sample files for ELI {eli!r} in {self.folder}")
+        return {v: p for v, p in self._files[act.sample_stem].items()
+                if (self.versions is None or v in self.versions)
+                and (self.up_to is None or v <= self.up_to)}
+
+    def available_versions(self, eli: str) -> list[str]:
+        return sorted(self._visible(eli))
+
+    def _pick(self, eli: str, version: str | None) -> tuple[str, Path]:
+        visible = self._visible(eli)
+        if not visible:
+            raise VersionUnavailableError(self.folder.as_uri(), f"no visible sample version of {eli}")
+        chosen = version or max(visible)
+        if chosen not in visible:
+            raise VersionUnavailableError(self.folder.as_uri(),
+                                          f"version {chosen} of {eli} not visible; "
+                                          f"visible: {sorted(visible)}")
+        return chosen, visible[chosen]
+
+    def metadata(self, eli: str, version: str | None = None) -> ActMetadata:
+        """API-shaped metadata for the latest visible version (or ``version``)."""
+        eli = _check_eli(eli)
+        chosen, path = self._pick(eli, version)
+        stem = _SAMPLE_FILE_RE.match(path.name)["stem"]  # type: ignore[index]
+        raw = {**_SAMPLE_METADATA.get(eli, {"ELI": eli}),
+               "changeDate": f"{chosen}T00:00:00",
+               "texts": [{"fileName": f"{stem}.pdf", "type": "U"}]}
+        return ActMetadata.from_api(raw, url=path.as_uri())
+
+    def fetch_pdf(self, eli: str, version: str | None = None, *,
+                  conditional: bool = True) -> FetchedPdf:
+        """The sample file's bytes; ``conditional`` is accepted for protocol parity (no 304s)."""
+        chosen, path = self._pick(_check_eli(eli), version)
+        url = path.resolve().as_uri()
+        content = path.read_bytes()
+        validate_pdf(content, url)
+        headers = {"content-type": "application/pdf", "content-length": str(len(content)),
+                   "x-lexpipe-source": "sample"}
+        return FetchedPdf(content=content, url=url, headers=headers, version=chosen)
+
+
+# -- orchestration ------------------------------------------------------------------------------
+
+
+def download_act(source: EliSource, landing: RawLandingZone, eli: str, act_id: str,
+                 version: str | None = None) -> LandedFile:
+    """Fetch an act's PDF and land it; identical bytes are not written again (``created=False``).
+
+    On HTTP 304 the already-landed file for (act_id, version) is returned; if the landing zone
+    lost it (validators outlived the bytes), the PDF is fetched again unconditionally.
+    """
+    known = KNOWN_ACTS.get(act_id)
+    if known is not None and known.eli != _check_eli(eli):
+        raise ValueError(f"act {act_id!r} is ELI {known.eli!r}, not {eli!r}")
+    fetched = source.fetch_pdf(eli, version)
+    if fetched.not_modified:
+        landed = landing.find(act_id, fetched.version)
+        if landed is not None and landing.verify(landed.sha256):
+            log.info("%s %s not modified; already landed as %s", act_id, fetched.version,
+                     landed.sha256[:12])
+            return replace(landed, created=False)
+        log.warning("%s not modified but %s %s is not landed; refetching", fetched.url,
+                    act_id, fetched.version)
+        fetched = source.fetch_pdf(eli, version, conditional=False)
+    validate_pdf(fetched.content, fetched.url)
+    landed = landing.store(fetched.content, source_url=fetched.url, act_id=act_id,
+                           version=fetched.version, headers=fetched.headers)
+    log.info("%s %s: %s %s (%d bytes)", act_id, fetched.version,
+             "landed" if landed.created else "unchanged", landed.sha256[:12], landed.size)
+    return landed
+
+
+def eli_source_from_settings(settings: Any, landing_root: Path | None = None) -> EliSource:
+    """``settings.offline`` → sample files; otherwise the live API with a polite client whose
+    validator cache lives at ``<landing_root>/http_cache.json`` (``Layout.raw``)."""
+    if settings.offline:
+        return SampleEliSource(settings.sample_dir)
+    cache = (Path(landing_root) / "http_cache.json") if landing_root is not None else None
+    client = PoliteHttpClient.from_settings(settings, cache_path=cache)
+    return HttpEliSource(client, settings.eli_base_url)

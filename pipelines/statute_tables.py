@@ -1,0 +1,86 @@
+"""ParsedStatute → Arrow tables (acts, articles, nodes) conforming to ``schemas.arrow``."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+
+from pipelines.pdf_lines import display_number
+from pipelines.polish_statute_parser import PARSER_VERSION, ParsedStatute
+from schemas.arrow import ACTS, ARTICLES, NODES, from_rows
+
+LEVEL_LABEL = {"book": "KSIĘGA", "part": "CZĘŚĆ", "title": "TYTUŁ", "division": "DZIAŁ",
+               "chapter": "Rozdział", "section": "Oddział"}
+
+
+def _path_text(path) -> str:
+    return " › ".join(f"{LEVEL_LABEL[n.level]} {display_number(n.number)} {n.heading}".strip() for n in path)
+
+
+def articles_table(ps: ParsedStatute) -> pa.Table:
+    rows = []
+    for i, a in enumerate(ps.articles):
+        rows.append({
+            "id": a.id, "act_id": ps.spec.act_id, "version": ps.version, "ordinal": i,
+            "number": a.number, "number_display": display_number(a.number), "sort_key": a.sort_key,
+            "path": [{"level": n.level, "number": n.number, "heading": n.heading, "id": n.id} for n in a.path],
+            "path_text": _path_text(a.path), "text": a.text, "text_pending": a.text_pending,
+            "pending_effective_date": a.pending_effective_date,
+            "pending_note": " | ".join(a.notes) or None,
+            "paragraphs": [{"id": p.id, "number": p.number, "text": p.text, "status": p.status} for p in a.paragraphs],
+            "status": a.status, "status_note": a.status_note or None,
+            "page_start": a.page_start, "page_end": a.page_end,
+            "footnotes": [ps.footnotes[r] for r in a.footnote_refs if r in ps.footnotes],
+            "content_hash": a.content_hash,
+        })
+    return from_rows(rows, ARTICLES)
+
+
+def nodes_table(ps: ParsedStatute) -> pa.Table:
+    rows = []
+    act, ver = ps.spec.act_id, ps.version
+    # structural nodes first appear before their articles; interleave by document position
+    by_page = sorted(
+        [(n.page, 0, k, n) for k, n in enumerate(ps.structure)]
+        + [(a.page_start, 1, k, a) for k, a in enumerate(ps.articles)],
+        key=lambda t: (t[2] if t[1] else -1, t[0]) if False else (0,))
+    order = 0
+    s_iter = iter(ps.structure)
+    pending = next(s_iter, None)
+    for a in ps.articles:
+        # emit structural nodes that are ancestors first seen with this article
+        while pending is not None and any(p.id == pending.id for p in a.path):
+            rows.append({"id": pending.id, "act_id": act, "version": ver, "level": pending.level,
+                         "number": pending.number, "heading": pending.heading, "text": None,
+                         "parent_id": pending.parent_id, "ordinal": order, "status": pending.status,
+                         "page": pending.page})
+            order += 1
+            pending = next(s_iter, None)
+        rows.append({"id": a.id, "act_id": act, "version": ver, "level": "article", "number": a.number,
+                     "heading": None, "text": a.text, "parent_id": a.path[-1].id if a.path else None,
+                     "ordinal": order, "status": a.status, "page": a.page_start})
+        order += 1
+        for u in a.units:
+            rows.append({"id": u.id, "act_id": act, "version": ver, "level": u.level, "number": u.number,
+                         "heading": None, "text": u.text, "parent_id": u.parent_id, "ordinal": order,
+                         "status": u.status, "page": a.page_start})
+            order += 1
+    while pending is not None:  # trailing units without articles (e.g. a repealed last title)
+        rows.append({"id": pending.id, "act_id": act, "version": ver, "level": pending.level,
+                     "number": pending.number, "heading": pending.heading, "text": None,
+                     "parent_id": pending.parent_id, "ordinal": order, "status": pending.status,
+                     "page": pending.page})
+        order += 1
+        pending = next(s_iter, None)
+    return from_rows(rows, NODES)
+
+
+def acts_table(ps: ParsedStatute, *, source_sha256: str, source_url: str | None) -> pa.Table:
+    return from_rows([{
+        "act_id": ps.spec.act_id, "jurisdiction": ps.spec.act_id.split(":")[0], "eli": ps.spec.eli,
+        "title": ps.title or ps.spec.title, "short_name": ps.spec.short_name, "version": ps.version,
+        "based_on": ps.based_on, "source_url": source_url, "source_sha256": source_sha256,
+        "pages": ps.pages, "article_count": len(ps.articles), "parser_version": PARSER_VERSION,
+        "parsed_at": dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
+    }], ACTS)

@@ -1,0 +1,195 @@
+"""Expectation suites of the published corpus: the data-quality contract next to the Arrow schemas.
+
+The Arrow schemas (``schemas/arrow.py``) fix the columns and types; these suites fix what the
+values must look like. Each expectation carries ``meta={"reason": ...}`` saying why it exists, so
+a failed run explains itself (``pipelines.validation`` puts the reason into the report).
+
+Suites are validated against the *prepared* pandas frame (``pipelines.validation.prepare_*``),
+which adds derived columns the Arrow tables do not have:
+
+* ``path_depth`` — number of hierarchy entries in ``path`` (0 when the path is missing);
+* the articles frame is sorted by ``ordinal`` so ``sort_key`` can be checked in document order.
+
+Great Expectations is imported lazily inside the builders: importing GX costs ~15 s, and this
+module is imported by Dagster definitions that should load fast.
+
+GX 1.24 facts the suites rely on (verified in the installed source and by the tests):
+
+* ``row_condition`` takes a Condition object (``Column("status") != "repealed"``); the pandas
+  engine turns it into ``DataFrame.query``. String conditions with ``condition_parser="pandas"``
+  still work but are deprecated since GX 1.9 (DeprecationWarning), so they are not used here.
+* Column map expectations skip nulls, so "non-empty" needs a not-null expectation besides the
+  regex one, and ``sort_key`` increasing needs ``sort_key`` not null.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from schemas.arrow import LEVELS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from great_expectations.core.expectation_suite import ExpectationSuite
+
+STATUSES = ("in_force", "repealed")
+
+# PDF residue that must never reach a published text: name → (regex searched anywhere, reason).
+# The same patterns are useful to parser tests, so they are plain data.
+RESIDUE_PATTERNS: dict[str, tuple[str, str]] = {
+    "running_header": (
+        r"©",
+        "running page header '©Kancelaria Sejmu' leaked into the text (headers belong to no article)",
+    ),
+    "page_marker": (
+        r"\bs\.\s*\d+\s*/\s*\d+",
+        "page marker 's. N/M' from the running header leaked into the text",
+    ),
+    "date_footer": (
+        r"\d{4}-\d{2}-\d{2}",
+        "page footer date line (YYYY-MM-DD) leaked into the text; statutes write dates in words",
+    ),
+    "footnote_marker": (
+        r"[A-Za-zżźćńółęąśŻŹĆĄŚĘŁÓŃ]\d+\)",
+        "footnote reference glued to a word (e.g. 'cywilny1)'): a superscript read as body text",
+    ),
+    "isap_marker": (
+        r"[<>\[\]]",
+        "bare ISAP change marker < > [ ]: both readings must be resolved into text / text_pending",
+    ),
+}
+
+# Chunks may exceed the configured max by this fraction: the chunker keeps a sentence whole, and
+# the token counts of the chunker and of the validator may differ slightly.
+DEFAULT_TOKEN_MARGIN = 0.10
+
+
+def _gx():
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
+    from great_expectations.expectations.row_conditions import Column
+
+    return gx, gxe, Column
+
+
+def _suite(name: str, expectations: list[Any], **meta: Any) -> ExpectationSuite:
+    gx, _, _ = _gx()
+    suite = gx.ExpectationSuite(name=name, meta=meta or None)
+    for e in expectations:
+        suite.add_expectation(e)
+    return suite
+
+
+def count_bounds(previous_count: int, tolerance: float) -> tuple[int, int]:
+    """Row-count bounds within ±tolerance of ``previous_count`` (inclusive, integer rows)."""
+    if previous_count < 0 or not 0 <= tolerance < 1:
+        raise ValueError(f"bad previous_count={previous_count} / tolerance={tolerance}")
+    eps = 1e-9  # 100 * 0.98 == 98.00000000000001 must still allow 98
+    return (
+        math.ceil(previous_count * (1 - tolerance) - eps),
+        math.floor(previous_count * (1 + tolerance) + eps),
+    )
+
+
+def articles_suite(previous_count: int | None = None, tolerance: float = 0.02) -> ExpectationSuite:
+    """Suite for the prepared articles frame (``pipelines.validation.prepare_articles_frame``)."""
+    _, gxe, Column = _gx()
+    not_repealed = Column("status") != "repealed"
+    ex: list[Any] = [
+        gxe.ExpectColumnValuesToBeUnique(
+            column="id", meta={"reason": "article ids must be unique: they are the join key across versions"}
+        ),
+    ]
+    for col, why in (
+        ("id", "every article needs its id for joins and diffs"),
+        ("number", "the article number is how lawyers cite the article"),
+        ("status", "status decides whether the text is in force"),
+        ("content_hash", "content_hash drives change detection and the diff"),
+        ("sort_key", "sort_key orders articles; a missing key hides a misparsed number"),
+    ):
+        ex.append(gxe.ExpectColumnValuesToNotBeNull(column=col, meta={"reason": why}))
+    ex += [
+        gxe.ExpectColumnValuesToBeInSet(
+            column="status", value_set=list(STATUSES),
+            meta={"reason": "status must be in_force or repealed (uchylony / utracił moc / pominięty)"},
+        ),
+        gxe.ExpectColumnValuesToNotBeNull(
+            column="text", row_condition=not_repealed,
+            meta={"reason": "an article in force must have text (only repealed articles may be empty)"},
+        ),
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="text", regex=r"\S", row_condition=not_repealed,
+            meta={"reason": "an article in force must have non-empty text (only repealed articles may be empty)"},
+        ),
+        gxe.ExpectColumnValuesToBeIncreasing(
+            column="sort_key", strictly=True,
+            meta={"reason": "sort_key (base*1000 + superscript) must strictly increase in document order; "
+                            "a jump means a misread number, e.g. superscript 109¹ read as 1091"},
+        ),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="path_depth", min_value=1,
+            meta={"reason": "every article sits in the hierarchy (book/title/...); an empty path means the "
+                            "structure parser lost the headings"},
+        ),
+    ]
+    for col in ("text", "text_pending"):
+        for check, (regex, why) in RESIDUE_PATTERNS.items():
+            ex.append(gxe.ExpectColumnValuesToNotMatchRegex(
+                column=col, regex=regex, meta={"reason": why, "check": check},
+            ))
+    if previous_count is not None:
+        lo, hi = count_bounds(previous_count, tolerance)
+        ex.append(gxe.ExpectTableRowCountToBeBetween(
+            min_value=lo, max_value=hi,
+            meta={"reason": f"article count must stay within ±{tolerance:.0%} of the previous version "
+                            f"({previous_count}); a larger swing means articles were lost or split"},
+        ))
+    return _suite("articles", ex, previous_count=previous_count, tolerance=tolerance)
+
+
+def chunks_suite(min_tokens: int, max_tokens: int, *, margin: float = DEFAULT_TOKEN_MARGIN) -> ExpectationSuite:
+    """Suite for the chunks frame.
+
+    ``min_tokens`` is the chunker's target, not a hard floor: a short article is one short chunk,
+    so the lower bound is 1 token. The upper bound is ``max_tokens`` plus ``margin``.
+    """
+    if not 1 <= min_tokens <= max_tokens:
+        raise ValueError(f"need 1 <= min_tokens <= max_tokens, got {min_tokens}, {max_tokens}")
+    _, gxe, _ = _gx()
+    upper = max_tokens + max(1, math.ceil(max_tokens * margin))
+    ex = [
+        gxe.ExpectColumnValuesToBeUnique(
+            column="chunk_id", meta={"reason": "chunk ids must be unique: they key embeddings and search hits"}
+        ),
+        gxe.ExpectColumnValuesToNotBeNull(
+            column="article_id", meta={"reason": "every chunk must point back to its article for citations"}
+        ),
+        gxe.ExpectColumnValuesToNotBeNull(column="text", meta={"reason": "a chunk without text cannot be embedded"}),
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="text", regex=r"\S", meta={"reason": "an empty chunk wastes an embedding and pollutes search"}
+        ),
+        gxe.ExpectColumnValuesToNotBeNull(column="token_count", meta={"reason": "token_count is needed to budget context"}),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="token_count", min_value=1, max_value=upper,
+            meta={"reason": f"chunks must hold 1..{upper} tokens (max {max_tokens} + margin); a larger chunk "
+                            "is truncated by the embedding model"},
+        ),
+    ]
+    return _suite("chunks", ex, min_tokens=min_tokens, max_tokens=max_tokens, max_with_margin=upper)
+
+
+def nodes_suite() -> ExpectationSuite:
+    """Suite for the hierarchy nodes frame."""
+    _, gxe, _ = _gx()
+    ex = [
+        gxe.ExpectColumnValuesToBeUnique(
+            column="id", meta={"reason": "node ids must be unique: parent_id links and article joins use them"}
+        ),
+        gxe.ExpectColumnValuesToNotBeNull(column="id", meta={"reason": "every node needs an id"}),
+        gxe.ExpectColumnValuesToNotBeNull(column="level", meta={"reason": "every node needs a hierarchy level"}),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="level", value_set=list(LEVELS),
+            meta={"reason": f"level must be one of {', '.join(LEVELS)}: consumers switch on it"},
+        ),
+    ]
+    return _suite("nodes", ex)
