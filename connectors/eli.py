@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
+from typing import Any, Iterable, Protocol, runtime_checkable
 
 from connectors.http import PoliteHttpClient
 from connectors.landing import LandedFile, RawLandingZone

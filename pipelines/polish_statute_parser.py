@@ -156,7 +156,10 @@ def _id_num(number: str) -> str:
 def parse_statute(path: Path, version: dt.date, spec: ActSpec = CIVIL_CODE, *,
                   workers: int = 2, pages: list[list[Line]] | None = None) -> ParsedStatute:
     """Parse one unified-text PDF. Raises PdfReadError / StatuteParseError with the file name."""
-    pages = pages if pages is not None else read_lines(Path(path), workers=workers)
+    if pages is None:
+        first = read_lines(Path(path), workers=1, pages=[0])  # refuse a wrong or empty file early
+        _check_identity(path, spec, [ln for ln in first[0] if ln.zone in ("body", "note")])
+        pages = read_lines(Path(path), workers=workers)
     footnotes = _collect_footnotes(pages)
     stream = [ln for page in pages for ln in page if ln.zone in ("body", "note", "margin")]
     _check_identity(path, spec, stream)
@@ -247,6 +250,8 @@ def _group_margin(lines: list[Line]) -> list[str]:
 def _check_identity(path: Path, spec: ActSpec, stream: list[Line]) -> None:
     head = " ".join(ln.text for ln in stream[:40] if ln.page == 1)
     norm = re.sub(r"\s+", " ", head)
+    if not norm.strip():
+        raise StatuteParseError(f"{path}: the first page has no text layer (empty or scanned PDF)")
     if spec.display_address not in norm or spec.title.lower() not in norm.lower():
         found = re.search(r"Dz\. ?U\.[^A-Za-z]{0,40}", norm)
         raise StatuteParseError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -83,7 +84,7 @@ def test_same_bytes_new_version_adds_sighting_keeps_blob(zone: RawLandingZone) -
 def test_get_find_verify(zone: RawLandingZone) -> None:
     a = zone.store(PDF, source_url=URL, act_id="pl:kc", version="2024-12-19")
     b = zone.store(PDF + b"\n", source_url=URL, act_id="pl:kc", version="2025-11-13")
-    assert zone.get(a.sha256) == a.__class__(**{**a.__dict__, "created": False})
+    assert zone.get(a.sha256) == replace(a, created=False)
     assert zone.get("0" * 64) is None
     assert zone.find("pl:kc", "2025-11-13").sha256 == b.sha256  # type: ignore[union-attr]
     assert zone.find("pl:kc", "1999-01-01") is None

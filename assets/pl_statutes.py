@@ -1,0 +1,127 @@
+"""Polish statutes as Dagster assets: raw PDF → articles → chunks → diff → published.
+
+Thin bindings only: the work happens in ``pipelines.statute_build``. Each consolidated text is a
+partition (its text-state date) of a dynamic partitions definition. The blocking GX checks on
+articles and chunks stop ``published`` from running, so a bad parse is never served.
+"""
+
+
+
+import dagster as dg
+
+from assets.resources import CorpusStorage, EliApi, ParseConfig
+from connectors.eli import download_act, eli_for_act
+from pipelines.corpus_store import CorpusStore
+from pipelines.statute_build import chunk_step, diff_step, parse_step, publish_step
+from pipelines.validation import validate_table
+from schemas.expectations import articles_suite, chunks_suite
+
+ACT_ID = "pl:kc"
+PREFIX = ["pl", "kc"]
+GROUP = "pl_statutes"
+versions = dg.DynamicPartitionsDefinition(name="pl_kc_versions")
+
+
+def _preview(table, columns: list[str], n: int = 8) -> dg.MarkdownMetadataValue:
+    rows = table.select(columns).slice(0, n).to_pylist()
+    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
+    body = "\n".join("| " + " | ".join(str(r[c])[:80].replace("|", "/").replace("\n", " ") for c in columns) + " |"
+                     for r in rows)
+    return dg.MetadataValue.md(head + body)
+
+
+@dg.asset(key=PREFIX + ["raw_pdf"], partitions_def=versions, group_name=GROUP, kinds={"pdf"},
+          description="The ISAP unified-text PDF of the Civil Code, landed in the immutable raw zone.")
+def raw_pdf(context: dg.AssetExecutionContext, storage: CorpusStorage, eli: EliApi) -> dg.MaterializeResult:
+    version = context.partition_key
+    landed = download_act(eli.source(storage.layout.raw), storage.landing(), eli_for_act(ACT_ID), ACT_ID, version)
+    return dg.MaterializeResult(metadata={
+        "sha256": landed.sha256, "bytes": landed.size, "source_url": landed.source_url,
+        "new_file": landed.created, "path": dg.MetadataValue.path(str(landed.path))})
+
+
+@dg.asset(key=PREFIX + ["articles"], deps=[raw_pdf], partitions_def=versions, group_name=GROUP,
+          kinds={"parquet"}, description="Articles with hierarchy path, paragraphs, status and both "
+                                         "readings of announced changes (schemas.arrow.ARTICLES).")
+def articles(context: dg.AssetExecutionContext, storage: CorpusStorage,
+             parse_config: ParseConfig) -> dg.MaterializeResult:
+    version = context.partition_key
+    landed = storage.landing().find(ACT_ID, version)
+    if landed is None:
+        raise dg.Failure(f"no raw PDF landed for {ACT_ID} {version}: materialize raw_pdf first")
+    out = parse_step(storage.layout, act_id=ACT_ID, version=version, pdf_path=landed.path,
+                     source_sha256=landed.sha256, source_url=landed.source_url, workers=parse_config.workers)
+    table = CorpusStore(storage.layout).read(ACT_ID, version, "articles")
+    context.log.info(f"{ACT_ID} {version}: {out.article_count} articles from {out.pages} pages "
+                     f"in {out.seconds:.1f}s{' (reused, no parsing)' if out.reused else ''}")
+    return dg.MaterializeResult(metadata={
+        "article_count": out.article_count, "pages": out.pages, "parse_seconds": round(out.seconds, 2),
+        "reused_previous_parse": out.reused, **{f"count_{k}": v for k, v in out.stats.items() if k != "articles"},
+        "dagster/row_count": out.article_count,
+        "preview": _preview(table, ["id", "status", "path_text", "text"]),
+        "path": dg.MetadataValue.path(str(out.directory / "articles.parquet"))})
+
+
+@dg.asset_check(asset=articles, blocking=True, partitions_def=versions,
+                description="Great Expectations suite schemas.expectations.articles_suite")
+def articles_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
+                   parse_config: ParseConfig) -> dg.AssetCheckResult:
+    version = context.partition_key
+    store = CorpusStore(storage.layout)
+    prev = store.previous_version(ACT_ID, version)
+    prev_count = store.read(ACT_ID, prev, "articles", published_only=True).num_rows if prev else None
+    report = validate_table(store.read(ACT_ID, version, "articles"),
+                            articles_suite(prev_count, parse_config.article_count_tolerance), name="articles")
+    context.log.info(report.summary())
+    return dg.AssetCheckResult(passed=report.success, description=report.summary(),
+                               metadata={**report.to_metadata(), "previous_version": prev or "none"})
+
+
+@dg.asset(key=PREFIX + ["chunks"], deps=[articles], partitions_def=versions, group_name=GROUP,
+          kinds={"parquet", "spacy"}, description="Retrieval chunks: whole articles, long ones split at sentences.")
+def chunks(context: dg.AssetExecutionContext, storage: CorpusStorage, parse_config: ParseConfig) -> dg.MaterializeResult:
+    table = chunk_step(storage.layout, act_id=ACT_ID, version=context.partition_key,
+                       max_tokens=parse_config.chunk_max_tokens)
+    tokens = table["token_count"].to_pylist()
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": table.num_rows, "max_tokens": max(tokens), "mean_tokens": round(sum(tokens) / len(tokens), 1),
+        "split_articles": sum(c > 1 for c in table["chunk_count"].to_pylist()) // 1,
+        "preview": _preview(table, ["chunk_id", "token_count", "heading_path", "text"])})
+
+
+@dg.asset_check(asset=chunks, blocking=True, partitions_def=versions,
+                description="Great Expectations suite schemas.expectations.chunks_suite")
+def chunks_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
+                 parse_config: ParseConfig) -> dg.AssetCheckResult:
+    table = CorpusStore(storage.layout).read(ACT_ID, context.partition_key, "chunks")
+    report = validate_table(table, chunks_suite(1, parse_config.chunk_max_tokens), name="chunks")
+    return dg.AssetCheckResult(passed=report.success, description=report.summary(), metadata=report.to_metadata())
+
+
+@dg.asset(key=PREFIX + ["diff"], deps=[articles], partitions_def=versions, group_name=GROUP, kinds={"parquet"},
+          description="Articles added, changed, repealed or removed since the previous published version.")
+def diff(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.MaterializeResult:
+    prev, table, md = diff_step(storage.layout, act_id=ACT_ID, version=context.partition_key)
+    if table is None:
+        return dg.MaterializeResult(metadata={"previous_version": "none", "summary": md})
+    counts = {k: table["change"].to_pylist().count(k) for k in ("added", "changed", "repealed", "removed", "editorial")}
+    return dg.MaterializeResult(metadata={
+        "previous_version": prev, **{f"{k}_articles": v for k, v in counts.items()},
+        "dagster/row_count": table.num_rows, "summary": dg.MetadataValue.md(md[:20000])})
+
+
+@dg.asset(key=PREFIX + ["published"], deps=[articles, chunks, diff], partitions_def=versions, group_name=GROUP,
+          description="Promotes the validated version and points current.json at the newest version.")
+def published(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.MaterializeResult:
+    target = publish_step(storage.layout, act_id=ACT_ID, version=context.partition_key)
+    store = CorpusStore(storage.layout)
+    return dg.MaterializeResult(metadata={
+        "serving_version": store.current_version(ACT_ID) or "none",
+        "published_versions": ", ".join(store.published_versions(ACT_ID)),
+        "path": dg.MetadataValue.path(str(target))})
+
+
+ASSETS = [raw_pdf, articles, chunks, diff, published]
+CHECKS = [articles_valid, chunks_valid]
+corpus_job = dg.define_asset_job("pl_kc_corpus", selection=dg.AssetSelection.assets(*ASSETS),
+                                 partitions_def=versions)

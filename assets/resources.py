@@ -1,0 +1,67 @@
+"""Dagster resources: where the corpus lives, and where statutes come from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from connectors.eli import EliSource, HttpEliSource, SampleEliSource
+from connectors.http import PoliteHttpClient
+from connectors.landing import RawLandingZone
+from lexpipe.layout import Layout
+from lexpipe.settings import Settings, get_settings
+
+
+class CorpusStorage(dg.ConfigurableResource):
+    """Root of the raw zone and the published corpus (``$LEXPIPE_HOME``)."""
+
+    home: str
+
+    @property
+    def layout(self) -> Layout:
+        return Layout(Path(self.home))
+
+    def landing(self) -> RawLandingZone:
+        return RawLandingZone.from_layout(self.layout)
+
+
+class EliApi(dg.ConfigurableResource):
+    """The Sejm ELI API, or its offline stand-in serving the sample PDFs."""
+
+    offline: bool = True
+    sample_dir: str = ""
+    sample_versions: list[str] | None = None  # restrict what the sample source shows (replays)
+    base_url: str = "https://api.sejm.gov.pl/eli"
+    user_agent: str = Settings.model_fields["user_agent"].default
+    min_interval_s: float = 1.0
+    max_retries: int = 5
+    timeout_s: float = 60.0
+
+    def source(self, cache_dir: Path) -> EliSource:
+        if self.offline:
+            return SampleEliSource(Path(self.sample_dir), self.sample_versions)
+        settings = get_settings().model_copy(update={
+            "eli_base_url": self.base_url, "user_agent": self.user_agent,
+            "http_min_interval_s": self.min_interval_s, "http_max_retries": self.max_retries,
+            "http_timeout_s": self.timeout_s})
+        client = PoliteHttpClient.from_settings(settings, cache_path=cache_dir / "http_cache.json")
+        return HttpEliSource(client, self.base_url)
+
+
+class ParseConfig(dg.ConfigurableResource):
+    workers: int = 2
+    chunk_max_tokens: int = 256
+    article_count_tolerance: float = 0.02
+
+
+def default_resources(settings: Settings | None = None) -> dict:
+    s = settings or get_settings()
+    return {
+        "storage": CorpusStorage(home=str(s.home.resolve())),
+        "eli": EliApi(offline=s.offline, sample_dir=str(s.sample_dir), base_url=s.eli_base_url,
+                      user_agent=s.user_agent, min_interval_s=s.http_min_interval_s,
+                      max_retries=s.http_max_retries, timeout_s=s.http_timeout_s),
+        "parse_config": ParseConfig(workers=s.parse_workers, chunk_max_tokens=s.chunk_max_tokens,
+                                    article_count_tolerance=s.article_count_tolerance),
+    }

@@ -1,0 +1,93 @@
+"""``lexpipe`` command line: ``run`` (the main job) and ``ui`` (the Dagster UI on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(stderr=False)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from lexpipe.runner import ensure_dagster_home, run_corpus
+    from lexpipe.settings import get_settings
+    from pipelines.corpus_store import CorpusStore
+    from lexpipe.layout import Layout
+
+    ensure_dagster_home()
+    settings = get_settings()
+    if args.home:
+        settings = settings.model_copy(update={"home": Path(args.home)})
+    console = _console()
+    console.print(f"[bold]lexpipe run[/] home={settings.home} offline={settings.offline} "
+                  f"sample_dir={settings.sample_dir}")
+    runs = run_corpus(settings, versions=args.version or None,
+                      progress=lambda msg: console.print(f"[cyan]→[/] {msg}"))
+    store = CorpusStore(Layout(settings.home))
+    from rich.table import Table
+
+    table = Table(title="pl:kc corpus versions")
+    for col in ("version", "result", "articles", "superscript", "repealed", "chunks", "diff vs previous", "seconds"):
+        table.add_column(col)
+    ok = True
+    for r in runs:
+        d = store.built_dir("pl:kc", r.version)
+        stats = {}
+        chunks = diff = "-"
+        if d is not None:
+            man = store.manifest(d) or json.loads((d / "parse.json").read_text()) if (d / "parse.json").exists() or (d / "manifest.json").exists() else {}
+            stats = man.get("stats", {})
+            if (d / "chunks.parquet").exists():
+                chunks = str(store.read("pl:kc", r.version, "chunks").num_rows)
+            diffs = sorted(d.glob("diff_from_*.parquet"))
+            if diffs:
+                import pyarrow.parquet as pq
+
+                changes = pq.read_table(diffs[-1])["change"].to_pylist()
+                diff = ", ".join(f"{changes.count(k)} {k}" for k in ("added", "changed", "repealed", "removed", "editorial") if changes.count(k))
+                diff = f"{diffs[-1].stem.removeprefix('diff_from_')}: {diff or 'no change'}"
+        result = "published" if r.success else ("BLOCKED: " + "; ".join(r.failed_checks)[:200] if r.failed_checks else f"FAILED: {r.error}")
+        ok &= r.success
+        table.add_row(r.version, result, str(stats.get("articles", "-")), str(stats.get("superscript_articles", "-")),
+                      str(stats.get("repealed", "-")), chunks, diff, f"{r.seconds:.1f}")
+    console.print(table)
+    console.print(f"serving: pl:kc {store.current_version('pl:kc') or 'nothing'} "
+                  f"({settings.home / 'corpus' / 'pl' / 'kc' / 'current.json'})")
+    return 0 if ok else 1
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    from lexpipe.runner import ensure_dagster_home
+
+    ensure_dagster_home()
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, "-m", "dagster", "dev", "-m", "assets.definitions", "-h", args.host, "-p", str(args.port)]
+    print("starting:", " ".join(cmd), flush=True)
+    return subprocess.call(cmd, cwd=root, env={**os.environ})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lexpipe", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("run", help="materialize every asset for every known version (embedded defaults)")
+    p.add_argument("--version", action="append", help="only this text-state version (repeatable)")
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("ui", help="the Dagster UI on 127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=3000)
+    p.set_defaults(func=cmd_ui)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""Run the main job in-process: every known version of every act, oldest first."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+
+from lexpipe.settings import Settings
+
+
+def ensure_dagster_home(project_root: Path | None = None) -> Path:
+    """A project-local DAGSTER_HOME with our dagster.yaml (telemetry off, SQLite storage)."""
+    home = Path(os.environ.get("DAGSTER_HOME") or (Path.cwd() / ".dagster_home")).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["DAGSTER_HOME"] = str(home)
+    src = (project_root or Path(__file__).resolve().parents[1]) / "dagster.yaml"
+    if src.exists() and not (home / "dagster.yaml").exists():
+        shutil.copy(src, home / "dagster.yaml")
+    return home
+
+
+@dataclass
+class PartitionRun:
+    version: str
+    success: bool
+    seconds: float
+    failed_checks: list[str]
+    skipped: list[str]
+    error: str | None = None
+
+
+def run_corpus(settings: Settings, *, versions: list[str] | None = None, instance: dg.DagsterInstance | None = None,
+               resources: dict | None = None, progress=None) -> list[PartitionRun]:
+    from assets import pl_statutes
+    from assets.definitions import build_definitions
+    from assets.resources import default_resources
+
+    resources = resources or default_resources(settings)
+    defs = build_definitions(resources)
+    instance = instance or dg.DagsterInstance.get()
+    source = resources["eli"].source(resources["storage"].layout.raw)
+    from connectors.eli import eli_for_act
+
+    wanted = versions or source.available_versions(eli_for_act(pl_statutes.ACT_ID))
+    instance.add_dynamic_partitions(pl_statutes.versions.name, wanted)
+    job = defs.resolve_job_def(pl_statutes.corpus_job.name)
+    runs = []
+    for v in sorted(wanted):
+        if progress:
+            progress(f"{pl_statutes.ACT_ID} {v}: raw → articles → checks → chunks → diff → publish")
+        t0 = time.perf_counter()
+        result = job.execute_in_process(partition_key=v, instance=instance, raise_on_error=False)
+        failed_checks = [f"{e.asset_check_evaluation_data.check_name}: {e.asset_check_evaluation_data.description}"
+                         for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
+                         and not e.asset_check_evaluation_data.passed]
+        skipped = [e.step_key for e in result.all_events if e.event_type_value == "STEP_SKIPPED"]
+        err = None
+        for e in result.all_events:
+            if e.event_type_value == "STEP_FAILURE":
+                err = f"{e.step_key}: {e.event_specific_data.error.message.strip()}"
+                break
+        runs.append(PartitionRun(v, result.success and not failed_checks, time.perf_counter() - t0,
+                                 failed_checks, skipped, err))
+    return runs

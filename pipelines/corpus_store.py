@@ -1,0 +1,129 @@
+"""Versioned corpus on disk: build in ``.staging/<version>``, promote by rename, flip ``current.json``.
+
+Nothing half-written is ever visible: every file is written to a temp name and renamed, a version
+folder appears by one ``rename`` of a complete staging folder, and readers follow ``current.json``
+which is itself replaced atomically. A failed build leaves the published versions untouched.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lexpipe.layout import Layout, atomic_write_bytes, atomic_write_json
+from schemas.arrow import SCHEMAS, conform
+
+
+class CorpusError(RuntimeError):
+    pass
+
+
+def write_table(path: Path, table: pa.Table, kind: str) -> None:
+    """Conform to the named schema and write Parquet atomically."""
+    table = conform(table, SCHEMAS[kind])
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def read_table(path: Path) -> pa.Table:
+    return pq.read_table(path)
+
+
+class CorpusStore:
+    def __init__(self, layout: Layout):
+        self.layout = layout
+
+    # -- building --------------------------------------------------------------------------------
+    def staging(self, act_id: str, version: str) -> Path:
+        d = self.layout.staging_dir(act_id, version)
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    def stage_table(self, act_id: str, version: str, name: str, table: pa.Table, kind: str | None = None) -> Path:
+        path = self.staging(act_id, version) / f"{name}.parquet"
+        write_table(path, table, kind or name)
+        return path
+
+    def stage_file(self, act_id: str, version: str, name: str, data: bytes | str) -> Path:
+        path = self.staging(act_id, version) / name
+        atomic_write_bytes(path, data.encode() if isinstance(data, str) else data)
+        return path
+
+    def stage_json(self, act_id: str, version: str, name: str, obj: Any) -> Path:
+        path = self.staging(act_id, version) / name
+        atomic_write_json(path, obj)
+        return path
+
+    def discard_staging(self, act_id: str, version: str) -> None:
+        shutil.rmtree(self.layout.staging_dir(act_id, version), ignore_errors=True)
+
+    # -- reading ----------------------------------------------------------------------------------
+    def built_dir(self, act_id: str, version: str) -> Path | None:
+        """Where the freshest build of a version lives: staging if being built, else published."""
+        for d in (self.layout.staging_dir(act_id, version), self.layout.version_dir(act_id, version)):
+            if (d / "manifest.json").exists() or (d / "articles.parquet").exists():
+                return d
+        return None
+
+    def manifest(self, directory: Path) -> dict:
+        p = directory / "manifest.json"
+        return json.loads(p.read_text()) if p.exists() else {}
+
+    def published_versions(self, act_id: str) -> list[str]:
+        d = self.layout.act_dir(act_id)
+        if not d.exists():
+            return []
+        return sorted(p.name for p in d.iterdir()
+                      if p.is_dir() and not p.name.startswith(".") and (p / "manifest.json").exists())
+
+    def current_version(self, act_id: str) -> str | None:
+        p = self.layout.current_file(act_id)
+        return json.loads(p.read_text())["version"] if p.exists() else None
+
+    def previous_version(self, act_id: str, version: str) -> str | None:
+        older = [v for v in self.published_versions(act_id) if v < version]
+        return older[-1] if older else None
+
+    def read(self, act_id: str, version: str, name: str, *, published_only: bool = False) -> pa.Table:
+        d = self.layout.version_dir(act_id, version) if published_only else self.built_dir(act_id, version)
+        if d is None or not (d / f"{name}.parquet").exists():
+            raise CorpusError(f"no {name}.parquet for {act_id} version {version} under {self.layout.act_dir(act_id)}")
+        return read_table(d / f"{name}.parquet")
+
+    # -- publishing -------------------------------------------------------------------------------
+    def publish(self, act_id: str, version: str, manifest: dict) -> Path:
+        """Promote the staging folder of ``version`` and point ``current.json`` at the newest version."""
+        staging = self.layout.staging_dir(act_id, version)
+        target = self.layout.version_dir(act_id, version)
+        if not (staging / "articles.parquet").exists():
+            if (target / "manifest.json").exists() and self.manifest(target).get("source_sha256") == manifest.get("source_sha256"):
+                self._point_current(act_id)  # re-run of a published version: nothing to promote
+                return target
+            raise CorpusError(f"nothing staged for {act_id} {version}: run the parse step first")
+        atomic_write_json(staging / "manifest.json", manifest)
+        if target.exists():  # re-publication (e.g. a new parser version): swap, then drop the old copy
+            trash = self.layout.act_dir(act_id) / ".trash" / f"{version}-{time.time_ns()}"
+            trash.parent.mkdir(parents=True, exist_ok=True)
+            target.rename(trash)
+            staging.rename(target)
+            shutil.rmtree(trash, ignore_errors=True)
+        else:
+            staging.rename(target)
+        self._point_current(act_id)
+        return target
+
+    def _point_current(self, act_id: str) -> None:
+        versions = self.published_versions(act_id)
+        if versions:
+            newest = versions[-1]
+            atomic_write_json(self.layout.current_file(act_id), {
+                "version": newest, "path": newest, "published_versions": versions,
+                "manifest": self.manifest(self.layout.version_dir(act_id, newest))})

@@ -1,0 +1,121 @@
+"""The corpus build as plain steps: parse → chunk → diff → publish, one act version at a time.
+
+Dagster assets and Prefect tasks only call these functions. Each step reads its inputs from and
+writes its outputs to the version's staging folder, so steps can be retried independently, and
+each is idempotent: a re-run with the same raw PDF and parser version reuses what is there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from lexpipe.layout import Layout
+from pipelines.chunking import build_chunks
+from pipelines.corpus_store import CorpusStore
+from pipelines.polish_statute_parser import CIVIL_CODE, PARSER_VERSION, ActSpec, parse_statute
+from pipelines.statute_tables import acts_table, articles_table, nodes_table
+from pipelines.version_diff import diff_markdown, diff_versions
+
+CHUNKER_VERSION = "chunk-1"
+KNOWN_SPECS: dict[str, ActSpec] = {CIVIL_CODE.act_id: CIVIL_CODE}
+
+
+@dataclass
+class ParseOutcome:
+    act_id: str
+    version: str
+    directory: Path
+    article_count: int
+    pages: int
+    seconds: float
+    reused: bool
+    source_sha256: str
+    stats: dict = field(default_factory=dict)
+
+
+def parse_step(layout: Layout, *, act_id: str, version: str, pdf_path: Path, source_sha256: str,
+               source_url: str | None, workers: int = 2) -> ParseOutcome:
+    """Parse the raw PDF into articles/nodes/act tables in staging (or reuse an identical build)."""
+    store = CorpusStore(layout)
+    key = {"source_sha256": source_sha256, "parser_version": PARSER_VERSION}
+    built = store.built_dir(act_id, version)
+    if built is not None:
+        m = store.manifest(built) or _read_json(built / "parse.json")
+        if all(m.get(k) == v for k, v in key.items()):
+            acts = store.read(act_id, version, "acts").to_pylist()[0]
+            return ParseOutcome(act_id, version, built, acts["article_count"], acts["pages"], 0.0, True,
+                                source_sha256, m.get("stats", {}))
+    spec = KNOWN_SPECS[act_id]
+    t0 = time.perf_counter()
+    store.discard_staging(act_id, version)  # never mix files of two different sources
+    parsed = parse_statute(pdf_path, dt.date.fromisoformat(version), spec, workers=workers)
+    seconds = time.perf_counter() - t0
+    articles = articles_table(parsed)
+    store.stage_table(act_id, version, "articles", articles)
+    store.stage_table(act_id, version, "nodes", nodes_table(parsed))
+    store.stage_table(act_id, version, "acts", acts_table(parsed, source_sha256=source_sha256, source_url=source_url))
+    stats = {
+        "articles": articles.num_rows,
+        "superscript_articles": sum("^" in n for n in articles["number"].to_pylist()),
+        "repealed": sum(s == "repealed" for s in articles["status"].to_pylist()),
+        "pending_changes": sum(t is not None for t in articles["text_pending"].to_pylist()),
+        "structure_units": len(parsed.structure),
+        "pages": parsed.pages,
+    }
+    store.stage_json(act_id, version, "parse.json", {**key, "stats": stats, "parse_seconds": round(seconds, 3)})
+    return ParseOutcome(act_id, version, store.staging(act_id, version), articles.num_rows, parsed.pages,
+                        seconds, False, source_sha256, stats)
+
+
+def chunk_step(layout: Layout, *, act_id: str, version: str, max_tokens: int) -> pa.Table:
+    store = CorpusStore(layout)
+    built = store.built_dir(act_id, version)
+    if built is not None and (built / "chunks.parquet").exists():
+        info = _read_json(built / "chunk.json")
+        parse = store.manifest(built) or _read_json(built / "parse.json")
+        if info.get("max_tokens") == max_tokens and info.get("chunker") == CHUNKER_VERSION \
+                and info.get("source_sha256") == parse.get("source_sha256"):
+            return store.read(act_id, version, "chunks")
+    chunks = build_chunks(store.read(act_id, version, "articles"), max_tokens=max_tokens)
+    store.stage_table(act_id, version, "chunks", chunks)
+    parse = _read_json(store.staging(act_id, version) / "parse.json")
+    store.stage_json(act_id, version, "chunk.json", {"max_tokens": max_tokens, "chunker": CHUNKER_VERSION,
+                                                     "source_sha256": parse.get("source_sha256")})
+    return chunks
+
+
+def diff_step(layout: Layout, *, act_id: str, version: str) -> tuple[str | None, pa.Table | None, str]:
+    """Diff against the newest published version older than ``version`` (none for the first)."""
+    store = CorpusStore(layout)
+    prev = store.previous_version(act_id, version)
+    if prev is None:
+        return None, None, "first version: nothing to compare"
+    old = store.read(act_id, prev, "articles", published_only=True)
+    new = store.read(act_id, version, "articles")
+    diff = diff_versions(old, new)
+    md = diff_markdown(diff, f"{act_id} {prev} → {version}")
+    if store.built_dir(act_id, version) == layout.staging_dir(act_id, version):
+        store.stage_table(act_id, version, f"diff_from_{prev}", diff, "diff")
+        store.stage_file(act_id, version, f"diff_from_{prev}.md", md)
+    return prev, diff, md
+
+
+def publish_step(layout: Layout, *, act_id: str, version: str) -> Path:
+    store = CorpusStore(layout)
+    staging = layout.staging_dir(act_id, version)
+    parse = _read_json(staging / "parse.json") or store.manifest(layout.version_dir(act_id, version))
+    manifest = {**{k: parse.get(k) for k in ("source_sha256", "parser_version", "stats", "parse_seconds")},
+                "act_id": act_id, "version": version, "chunker": CHUNKER_VERSION,
+                "published_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "files": sorted(p.name for p in staging.iterdir()) if staging.exists() else None}
+    return store.publish(act_id, version, manifest)
+
+
+def _read_json(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
