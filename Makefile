@@ -29,5 +29,5 @@ test: setup
 bench: setup
 	$(BIN)/python bench/parse.py
 
-lock:
-	$(BIN)/uv pip compile --python-version 3.11 requirements.in -o requirements.lock
+lock:  ## re-pin dependencies from pyproject.toml
+	$(BIN)/uv pip compile --python-version 3.11 pyproject.toml --extra test -o requirements.lock

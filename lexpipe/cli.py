@@ -13,7 +13,7 @@ from pathlib import Path
 def _console():
     from rich.console import Console
 
-    return Console(stderr=False)
+    return Console(stderr=False, width=None if sys.stdout.isatty() else 160)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

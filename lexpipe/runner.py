@@ -35,7 +35,7 @@ class PartitionRun:
 
 
 def run_corpus(settings: Settings, *, versions: list[str] | None = None, instance: dg.DagsterInstance | None = None,
-               resources: dict | None = None, progress=None) -> list[PartitionRun]:
+               resources: dict | None = None, progress=None, log_level: str = "WARNING") -> list[PartitionRun]:
     from assets import pl_statutes
     from assets.definitions import build_definitions
     from assets.resources import default_resources
@@ -54,7 +54,9 @@ def run_corpus(settings: Settings, *, versions: list[str] | None = None, instanc
         if progress:
             progress(f"{pl_statutes.ACT_ID} {v}: raw → articles → checks → chunks → diff → publish")
         t0 = time.perf_counter()
-        result = job.execute_in_process(partition_key=v, instance=instance, raise_on_error=False)
+        result = job.execute_in_process(
+            partition_key=v, instance=instance, raise_on_error=False,
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
         failed_checks = [f"{e.asset_check_evaluation_data.check_name}: {e.asset_check_evaluation_data.description}"
                          for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
                          and not e.asset_check_evaluation_data.passed]
@@ -62,7 +64,10 @@ def run_corpus(settings: Settings, *, versions: list[str] | None = None, instanc
         err = None
         for e in result.all_events:
             if e.event_type_value == "STEP_FAILURE":
-                err = f"{e.step_key}: {e.event_specific_data.error.message.strip()}"
+                info = e.event_specific_data.error
+                while info.cause is not None:  # Dagster wraps the user error: report the root cause
+                    info = info.cause
+                err = f"{e.step_key}: {info.message.strip()}"
                 break
         runs.append(PartitionRun(v, result.success and not failed_checks, time.perf_counter() - t0,
                                  failed_checks, skipped, err))

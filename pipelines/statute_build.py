@@ -18,7 +18,8 @@ import pyarrow as pa
 from lexpipe.layout import Layout
 from pipelines.chunking import build_chunks
 from pipelines.corpus_store import CorpusStore
-from pipelines.polish_statute_parser import CIVIL_CODE, PARSER_VERSION, ActSpec, parse_statute
+from pipelines.pdf_lines import PdfReadError
+from pipelines.polish_statute_parser import CIVIL_CODE, PARSER_VERSION, ActSpec, StatuteParseError, parse_statute
 from pipelines.statute_tables import acts_table, articles_table, nodes_table
 from pipelines.version_diff import diff_markdown, diff_versions
 
@@ -54,7 +55,10 @@ def parse_step(layout: Layout, *, act_id: str, version: str, pdf_path: Path, sou
     spec = KNOWN_SPECS[act_id]
     t0 = time.perf_counter()
     store.discard_staging(act_id, version)  # never mix files of two different sources
-    parsed = parse_statute(pdf_path, dt.date.fromisoformat(version), spec, workers=workers)
+    try:
+        parsed = parse_statute(pdf_path, dt.date.fromisoformat(version), spec, workers=workers)
+    except (PdfReadError, StatuteParseError) as exc:  # name the source, not only the raw-zone path
+        raise type(exc)(f"{act_id} {version} from {source_url or pdf_path}: {exc}") from exc
     seconds = time.perf_counter() - t0
     articles = articles_table(parsed)
     store.stage_table(act_id, version, "articles", articles)

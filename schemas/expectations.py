@@ -73,11 +73,10 @@ def _gx():
 
 
 def _suite(name: str, expectations: list[Any], **meta: Any) -> ExpectationSuite:
+    # Expectations go through the constructor: ``suite.add_expectation`` looks up the suite in the
+    # current data context's store and raises DataContextRequiredError when no context exists yet.
     gx, _, _ = _gx()
-    suite = gx.ExpectationSuite(name=name, meta=meta or None)
-    for e in expectations:
-        suite.add_expectation(e)
-    return suite
+    return gx.ExpectationSuite(name=name, expectations=expectations, meta=dict(meta) if meta else None)
 
 
 def count_bounds(previous_count: int, tolerance: float) -> tuple[int, int]:

@@ -145,7 +145,7 @@ def test_pdfplumber_engine_agrees_with_pdfium(sample_dir):
         body_b = [ln.text for ln in b if ln.zone == "body"]
         # pdfplumber cannot tell a soft hyphen from '-': compare with both mapped to '-'
         same = lambda t: re.sub(r"\s", "", t).replace("\u00ad", "-")  # noqa: E731
-        assert len(body_a) > 30
+        assert len(body_a) >= 25
         assert [same(t) for t in body_a] == [same(t) for t in body_b]
 
 

@@ -84,6 +84,20 @@ def test_every_expectation_has_a_reason():
             assert (e.meta or {}).get("reason"), f"{suite.name}: {e.expectation_type} has no reason"
 
 
+def test_suites_build_before_any_gx_context_exists():
+    """add_expectation() needs an active GX context; the builders must not (Dagster builds suites first)."""
+    from great_expectations.data_context.data_context.context_factory import project_manager
+
+    current = project_manager.get_current_project()
+    project_manager.set_project(None)
+    try:
+        assert len(articles_suite(previous_count=10).expectations) == 22
+        assert len(chunks_suite(50, 400).expectations) == 6
+        assert len(nodes_suite().expectations) == 4
+    finally:
+        project_manager.set_project(current)
+
+
 def test_duplicate_id_is_named():
     rows = article_rows(8)
     rows[5]["id"] = rows[4]["id"]  # pl:kc:art:5 twice

@@ -1,0 +1,147 @@
+"""The main job end to end through Dagster, and what bad input does to the served corpus."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from assets.resources import default_resources
+from lexpipe.layout import Layout
+from lexpipe.runner import run_corpus
+from lexpipe.settings import Settings
+from schemas.arrow import ARTICLES
+
+OLD, NEW = "2024-12-19", "2025-11-13"
+
+
+def _settings(home: Path, sample: Path) -> Settings:
+    return Settings(home=home, sample_dir=sample, offline=True, parse_workers=2)
+
+
+def _fake_samples(tmp: Path, real: Path, new_bytes: bytes | None) -> Path:
+    d = tmp / "samples" / "pl" / "isap"
+    d.mkdir(parents=True)
+    shutil.copy(real / "pl" / "isap" / f"D19640093Lj_{OLD}.pdf", d)
+    if new_bytes is not None:
+        (d / f"D19640093Lj_{NEW}.pdf").write_bytes(new_bytes)
+    return tmp / "samples"
+
+
+@pytest.fixture(scope="module")
+def published_old(tmp_path_factory, sample_dir):
+    """A home with the 2024-12-19 version published (built once, copied per test)."""
+    tmp = tmp_path_factory.mktemp("old")
+    samples = _fake_samples(tmp, sample_dir, None)
+    home = tmp / "home"
+    runs = run_corpus(_settings(home, samples), instance=dg.DagsterInstance.ephemeral())
+    assert [r.success for r in runs] == [True], runs
+    return home
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory, sample_dir):
+    home = tmp_path_factory.mktemp("full") / "home"
+    instance = dg.DagsterInstance.ephemeral()
+    runs = run_corpus(_settings(home, sample_dir), instance=instance)
+    return home, instance, runs
+
+
+def test_main_job_publishes_both_versions(full_run):
+    home, instance, runs = full_run
+    assert [(r.version, r.success) for r in runs] == [(OLD, True), (NEW, True)]
+    layout = Layout(home)
+    current = json.loads(layout.current_file("pl:kc").read_text())
+    assert current["version"] == NEW and current["published_versions"] == [OLD, NEW]
+    vdir = layout.version_dir("pl:kc", NEW)
+    articles = pq.read_table(vdir / "articles.parquet")
+    assert articles.schema.equals(ARTICLES, check_metadata=False) and articles.num_rows == 1296
+    diff = pq.read_table(vdir / f"diff_from_{OLD}.parquet").to_pylist()
+    changed = sorted(r["number"] for r in diff if r["change"] == "changed")
+    assert changed == ["385^5", "556^4", "556^5", "647^1", "709^11", "709^13", "709^2"]
+    assert sorted(r["number"] for r in diff if r["change"] == "editorial") == ["166", "613", "859^4"]
+    assert "709^2" in (vdir / f"diff_from_{OLD}.md").read_text()
+    # metadata the UI shows
+    mat = instance.get_latest_materialization_event(dg.AssetKey(["pl", "kc", "articles"]))
+    md = mat.asset_materialization.metadata
+    assert md["article_count"].value == 1296 and md["pages"].value in (235, 242)
+    checks = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+        [dg.AssetCheckKey(dg.AssetKey(["pl", "kc", "articles"]), "articles_valid")])
+    assert checks
+
+
+def test_rerun_with_unchanged_input_does_no_parsing(full_run, sample_dir):
+    home, instance, _ = full_run
+    before = (Layout(home).version_dir("pl:kc", NEW) / "articles.parquet").stat().st_mtime_ns
+    runs = run_corpus(_settings(home, sample_dir), instance=instance)
+    assert all(r.success for r in runs)
+    mat = instance.get_latest_materialization_event(dg.AssetKey(["pl", "kc", "articles"]))
+    assert mat.asset_materialization.metadata["reused_previous_parse"].value is True
+    assert (Layout(home).version_dir("pl:kc", NEW) / "articles.parquet").stat().st_mtime_ns == before
+    raw = list((home / "raw" / "sha256").rglob("*.pdf"))
+    assert len(raw) == 2  # identical bytes landed once
+
+
+def _blank_pdf() -> bytes:
+    import io
+
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument.new()
+    doc.new_page(595, 842)
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
+BAD_INPUTS = {
+    "truncated": (lambda real: real[: len(real) // 2], "PDF"),
+    "not_a_pdf": (lambda real: b"<html><body>Service unavailable</body></html>", "PDF"),
+    "empty_pdf": (lambda real: _blank_pdf(), "no text layer"),
+}
+
+
+@pytest.mark.parametrize("case", [*BAD_INPUTS, "different_act"])
+def test_bad_pdf_leaves_last_good_version_served(case, published_old, sample_dir, tmp_path):
+    real = (sample_dir / "pl" / "isap" / f"D19640093Lj_{NEW}.pdf").read_bytes()
+    if case == "different_act":
+        bad, expect = (sample_dir / "de" / "pdf" / "BJNR001950896_bgb_gii_2024-11-28.pdf").read_bytes(), "not Kodeks cywilny"
+    else:
+        make, expect = BAD_INPUTS[case]
+        bad = make(real)
+    samples = _fake_samples(tmp_path, sample_dir, bad)
+    home = tmp_path / "home"
+    shutil.copytree(published_old, home)
+    layout = Layout(home)
+    old_dir = layout.version_dir("pl:kc", OLD)
+    before = {p.name: p.read_bytes() for p in old_dir.iterdir()}
+    current_before = layout.current_file("pl:kc").read_text()
+
+    runs = run_corpus(_settings(home, samples), instance=dg.DagsterInstance.ephemeral())
+    new = next(r for r in runs if r.version == NEW)
+    assert not new.success
+    assert expect in (new.error or ""), new.error  # the reason is named…
+    assert "D19640093Lj" in new.error or "file://" in new.error  # …with the file
+    assert layout.current_file("pl:kc").read_text() == current_before
+    assert {p.name: p.read_bytes() for p in old_dir.iterdir()} == before
+    assert not layout.version_dir("pl:kc", NEW).exists()
+
+
+def test_failed_check_blocks_publishing(published_old, sample_dir, tmp_path):
+    """A parse whose article count jumps by more than 2 % against the served version is blocked."""
+    home = tmp_path / "home"
+    shutil.copytree(published_old, home)
+    layout = Layout(home)
+    old_articles = layout.version_dir("pl:kc", OLD) / "articles.parquet"
+    t = pq.read_table(old_articles)
+    pq.write_table(t.slice(0, 1200), old_articles)  # pretend the served version had 1200 articles
+    runs = run_corpus(_settings(home, sample_dir), instance=dg.DagsterInstance.ephemeral())
+    new = next(r for r in runs if r.version == NEW)
+    assert not new.success
+    assert any("articles_valid" in c and "row_count" in c for c in new.failed_checks), new.failed_checks
+    assert json.loads(layout.current_file("pl:kc").read_text())["version"] == OLD
+    assert not layout.version_dir("pl:kc", NEW).exists()
