@@ -65,7 +65,8 @@ def run_corpus(settings: Settings, *, versions: list[str] | None = None, instanc
         for e in result.all_events:
             if e.event_type_value == "STEP_FAILURE":
                 info = e.event_specific_data.error
-                while info.cause is not None:  # Dagster wraps the user error: report the root cause
+                # Dagster wraps the user error: report the first error that is not Dagster's own
+                while info.cause is not None and (info.cls_name or "").startswith("Dagster"):
                     info = info.cause
                 err = f"{e.step_key}: {info.message.strip()}"
                 break
