@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines import isap_markers
-from pipelines.pdf_lines import SOFT_HYPHEN, Line, display_number, read_lines
+from pipelines.pdf_lines import SOFT_HYPHEN, Line, read_lines
 
 PARSER_VERSION = "pl-isap-1"
 
@@ -145,10 +145,6 @@ _COMPOUND_HEADS = {"społeczno", "gospodarczo", "cywilno", "administracyjno", "f
                    "techniczno", "organizacyjno", "rolno", "naukowo", "polsko", "handlowo"}
 
 
-def _id_num(number: str) -> str:
-    return number
-
-
 # ----------------------------------------------------------------------------------------------
 # parsing
 
@@ -222,8 +218,8 @@ def parse_statute(path: Path, version: dt.date, spec: ActSpec = CIVIL_CODE, *,
         if pending_label is not None:
             # heading lines of a structural unit (may span lines); notes like "(zawierający …)" too
             pending_label.heading = f"{pending_label.heading} {text}".strip()
-            if REPEALED_RE.match(text) or "uchylon" in text:
-                pending_label.status = "repealed" if REPEALED_RE.match(text) or text.startswith("(") else pending_label.status
+            if REPEALED_RE.match(text) or (text.startswith("(") and "uchylon" in text):
+                pending_label.status = "repealed"
             continue
         if current is not None:
             current.raw_lines.append((ln, text))
@@ -288,8 +284,7 @@ def _collect_footnotes(pages: list[list[Line]]) -> dict[str, str]:
 # article body → units and readings
 
 
-def _unit_start(text: str, ln: Line, first: bool, last_point: str | None, prev_text: str,
-                in_points: bool) -> tuple[str, re.Match] | None:
+def _unit_start(text: str, ln: Line, first: bool, prev_text: str, in_points: bool) -> tuple[str, re.Match] | None:
     """Is this physical line the start of a § / point / letter? Indentation and list context
     matter: wrapped lines also start at the left margin, so a bare ``2) `` is only a point when
     it continues a list."""
@@ -312,14 +307,11 @@ def _finish_article(art: Article, spec: ActSpec, version: dt.date, dehyph: Dehyp
     prev = ""
     in_points = False
     for i, (ln, text) in enumerate(art.raw_lines):
-        start = _unit_start(text, ln, i == 0, None, prev, in_points) if text else None
-        if i == 0 and start is None:
-            units.append(text)
-        elif start is not None and not (i == 0 and start[0] != "paragraph"):
-            kind, _ = start
-            in_points = kind in ("point", "letter")
-            units.append(text)
-        elif i == 0:
+        start = _unit_start(text, ln, i == 0, prev, in_points) if text else None
+        if i == 0:
+            units.append(text)  # the "Art. N." line opens the article whatever follows
+        elif start is not None:
+            in_points = start[0] in ("point", "letter")
             units.append(text)
         else:
             units[-1] = dehyph.join(units[-1], text)
@@ -391,6 +383,3 @@ def _split_units(art: Article, text: str) -> tuple[list[Node], list[Node]]:
         seen.add(u.id)
     return units, paragraphs
 
-
-def display(number: str) -> str:
-    return display_number(number)

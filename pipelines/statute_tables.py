@@ -40,11 +40,7 @@ def articles_table(ps: ParsedStatute) -> pa.Table:
 def nodes_table(ps: ParsedStatute) -> pa.Table:
     rows = []
     act, ver = ps.spec.act_id, ps.version
-    # structural nodes first appear before their articles; interleave by document position
-    by_page = sorted(
-        [(n.page, 0, k, n) for k, n in enumerate(ps.structure)]
-        + [(a.page_start, 1, k, a) for k, a in enumerate(ps.articles)],
-        key=lambda t: (t[2] if t[1] else -1, t[0]) if False else (0,))
+    # structural nodes are emitted just before the first article under them (document order)
     order = 0
     s_iter = iter(ps.structure)
     pending = next(s_iter, None)

@@ -139,6 +139,24 @@ def test_unknown_status_fails():
     assert report.failed[0].examples == ["pl:kc:art:2"]
 
 
+def test_required_article_columns_not_null():
+    """One row per required column set to null; each not-null expectation must name its row.
+
+    (Arrow accepts nulls in non-nullable fields when building from rows, so the suite must check.)
+    """
+    rows = article_rows(7)
+    required = ["number", "status", "content_hash", "sort_key", "id"]
+    for row, col in zip(rows[1:], required):
+        row[col] = None
+    report = validate_table(articles(rows), articles_suite(), name="articles")
+    assert {f.label() for f in report.failed} >= {f"expect_column_values_to_not_be_null({c})" for c in required}
+    for i, col in enumerate(required, start=1):
+        f = report.failed_expectation("expect_column_values_to_not_be_null", col)
+        assert f.unexpected_count == 1, col
+        # a null id cannot name its row: the report falls back to the row position
+        assert f.examples == ([rows[i]["id"]] if col != "id" else [f"row {i}"]), col
+
+
 # One validation per column (GX costs ~40 ms per expectation): each row carries one kind of residue,
 # and each residue expectation must name exactly its rows.
 RESIDUE_CASES = [  # (text, residue checks it must trip)
@@ -275,6 +293,16 @@ def test_chunks_valid_and_token_bounds():
     assert "1..110 tokens" in report.summary()
 
 
+def test_chunks_required_columns_not_null():
+    rows = chunk_rows(4)
+    for row, col in zip(rows[1:], ["article_id", "text", "token_count"]):
+        row[col] = None
+    report = validate_table(from_rows(rows, CHUNKS), chunks_suite(50, 100), name="chunks")
+    assert failed_labels(report) == {f"expect_column_values_to_not_be_null({c})"
+                                     for c in ("article_id", "text", "token_count")}
+    assert [f.examples for f in report.failed] == [["pl:kc:art:2#0"], ["pl:kc:art:3#0"], ["pl:kc:art:4#0"]]
+
+
 def test_chunks_defects():
     rows = chunk_rows(4)
     rows[1]["chunk_id"] = rows[0]["chunk_id"]
@@ -297,10 +325,17 @@ def test_nodes_level_and_unique_id():
     assert validate_table(from_rows(rows, NODES), nodes_suite(), name="nodes").success
     rows[2]["level"] = "rozdział"
     rows[3]["id"] = "n0"
+    rows.append({**rows[1], "id": None, "ordinal": 4})
+    rows.append({**rows[1], "id": "n5", "level": None, "ordinal": 5})
     report = validate_table(from_rows(rows, NODES), nodes_suite(), name="nodes")
     assert failed_labels(report) == {"expect_column_values_to_be_in_set(level)",
-                                     "expect_column_values_to_be_unique(id)"}
+                                     "expect_column_values_to_be_unique(id)",
+                                     "expect_column_values_to_not_be_null(id)",
+                                     "expect_column_values_to_not_be_null(level)"}
     assert report.failed_expectation("expect_column_values_to_be_in_set").examples == ["n2"]
+    assert report.failed_expectation("expect_column_values_to_be_unique").examples == ["n0"]
+    assert report.failed_expectation("expect_column_values_to_not_be_null", "id").examples == ["row 4"]
+    assert report.failed_expectation("expect_column_values_to_not_be_null", "level").examples == ["n5"]
 
 
 # --------------------------------------------------------------------------- speed
