@@ -69,7 +69,7 @@ def articles(context: dg.AssetExecutionContext, storage: CorpusStorage,
                      f"in {out.seconds:.1f}s{' (reused, no parsing)' if out.reused else ''}")
     return dg.MaterializeResult(metadata={
         "article_count": out.article_count, "pages": out.pages, "parse_seconds": round(out.seconds, 2),
-        "reused_previous_parse": out.reused, **{f"count_{k}": v for k, v in out.stats.items() if k != "articles"},
+        "reused_previous_parse": out.reused, **{f"count_{k}": v for k, v in out.stats.items() if k not in ("articles", "pages")},
         "dagster/row_count": out.article_count,
         "preview": _preview(table, ["id", "status", "path_text", "text"]),
         "path": dg.MetadataValue.path(str(out.directory / "articles.parquet"))})
