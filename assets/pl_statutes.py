@@ -28,13 +28,6 @@ GROUP = "pl_statutes"
 versions = dg.DynamicPartitionsDefinition(name="pl_kc_versions")
 
 
-def _suites_ready() -> None:
-    """GX 1.x suites need a live (ephemeral) project context before expectations are added."""
-    import great_expectations as gx
-
-    gx.get_context(mode="ephemeral")
-
-
 def _preview(table, columns: list[str], n: int = 8) -> dg.MarkdownMetadataValue:
     rows = table.select(columns).slice(0, n).to_pylist()
     head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
@@ -83,7 +76,6 @@ def articles_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorag
     store = CorpusStore(storage.layout)
     prev = store.previous_version(ACT_ID, version)
     prev_count = store.read(ACT_ID, prev, "articles", published_only=True).num_rows if prev else None
-    _suites_ready()
     report = validate_table(store.read(ACT_ID, version, "articles"),
                             articles_suite(prev_count, parse_config.article_count_tolerance), name="articles")
     context.log.info(report.summary())
@@ -108,7 +100,6 @@ def chunks(context: dg.AssetExecutionContext, storage: CorpusStorage, parse_conf
 def chunks_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
                  parse_config: ParseConfig) -> dg.AssetCheckResult:
     table = CorpusStore(storage.layout).read(ACT_ID, context.partition_key, "chunks")
-    _suites_ready()
     report = validate_table(table, chunks_suite(1, parse_config.chunk_max_tokens), name="chunks")
     return dg.AssetCheckResult(passed=report.success, description=report.summary(), metadata=report.to_metadata())
 

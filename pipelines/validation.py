@@ -46,6 +46,7 @@ class FailedExpectation:
     reason: str  # meta["reason"] of the expectation (plus the error when it raised)
     unexpected_count: int | None  # offending rows (None for table-level expectations)
     examples: list[str] = field(default_factory=list)  # offending rows by id, at most MAX_EXAMPLES
+    truncated: bool = False  # more offending rows than ``examples`` shows (duplicates are listed once)
     observed: Any = None  # observed_value of table-level expectations (e.g. the row count)
     check: str | None = None  # meta["check"], distinguishes e.g. the residue regexes
     expected: str | None = None  # the bound that was violated, for table-level expectations
@@ -59,7 +60,7 @@ class FailedExpectation:
         if self.unexpected_count is not None:
             parts.append(f"{self.unexpected_count} row{'s' if self.unexpected_count != 1 else ''}")
             if self.examples:
-                more = ", ..." if self.unexpected_count > len(self.examples) else ""
+                more = ", ..." if self.truncated else ""
                 parts[-1] += ", e.g. " + ", ".join(self.examples) + more
         elif self.observed is not None:
             parts.append(f"observed {self.observed}" + (f", expected {self.expected}" if self.expected else ""))
@@ -193,8 +194,11 @@ def _row_label(frame: pd.DataFrame, id_col: str | None, row: int) -> str:
     return f"row {row}"
 
 
-def _examples(frame: pd.DataFrame, result: dict, id_col: str | None, config: Any) -> list[str]:
+def _examples(frame: pd.DataFrame, result: dict, id_col: str | None, config: Any) -> tuple[list[str], bool]:
+    """Up to MAX_EXAMPLES distinct row labels, and whether offending rows were left out."""
     rows = result.get("partial_unexpected_index_list") or result.get("unexpected_index_list") or []
+    count = result.get("unexpected_count") or 0
+    truncated = len(rows) < count  # GX's partial list stops at partial_unexpected_count
     examples: list[str] = []
     if rows and isinstance(rows[0], dict):
         column = config.kwargs.get("column")
@@ -207,17 +211,19 @@ def _examples(frame: pd.DataFrame, result: dict, id_col: str | None, config: Any
                 prev = next((r for r in range(row - 1, -1, -1) if nonnull[r]), None)
                 if prev is not None:
                     label += f" (after {_row_label(frame, id_col, prev)})"
-            if label not in examples:
-                examples.append(label)
+            if label in examples:
+                continue
             if len(examples) >= MAX_EXAMPLES:
+                truncated = True
                 break
+            examples.append(label)
     else:  # no row identities (should not happen for column map expectations): show values
-        for value in result.get("partial_unexpected_list") or []:
+        values = result.get("partial_unexpected_list") or []
+        for value in values[:MAX_EXAMPLES]:
             text = repr(value)
             examples.append(text if len(text) <= 60 else text[:57] + "...")
-            if len(examples) >= MAX_EXAMPLES:
-                break
-    return examples
+        truncated = truncated or len(values) > MAX_EXAMPLES or len(values) < count
+    return examples, truncated
 
 
 def _expected_bounds(kwargs: dict) -> str | None:
@@ -241,8 +247,9 @@ def validate_table(
 ) -> ValidationReport:
     """Validate ``table`` against ``suite``; never raises on failed expectations (check ``.success``).
 
-    An Arrow table is prepared with ``prepare`` or, by default, ``PREPARERS[name]`` (articles:
-    derived ``path_depth``, sorted by ``ordinal``) falling back to ``prepare_frame``. A pandas frame
+    An Arrow table is prepared with ``prepare`` or, by default, ``PREPARERS[suite.name]`` (then
+    ``PREPARERS[name]``; articles: derived ``path_depth``, sorted by ``ordinal``) falling back to
+    ``prepare_frame``, so ``name`` is free to say e.g. "articles 2025-11-13". A pandas frame
     is validated as given (plus ``_row``). Rows are named by ``id_column`` or the first of
     ``id`` / ``chunk_id`` / ``article_id`` present.
     """
@@ -251,7 +258,8 @@ def validate_table(
         frame = table.reset_index(drop=True).copy()
         frame[ROW_COLUMN] = range(len(frame))
     else:
-        frame = (prepare or PREPARERS.get(name, prepare_frame))(table)
+        prepare = prepare or PREPARERS.get(suite.name) or PREPARERS.get(name) or prepare_frame
+        frame = prepare(table)
     id_col = id_column or next((c for c in ID_COLUMNS if c in frame.columns), None)
     index_columns = [id_col, ROW_COLUMN] if id_col else [ROW_COLUMN]
     result_format = {
@@ -277,12 +285,14 @@ def validate_table(
             reason += f"; ERROR: {error}"
         res = r.result or {}
         count = res.get("unexpected_count")
+        examples, truncated = _examples(frame, res, id_col, config)
         failed.append(FailedExpectation(
             expectation=config.type,
             column=config.kwargs.get("column"),
             reason=reason,
             unexpected_count=int(count) if count is not None else None,
-            examples=_examples(frame, res, id_col, config),
+            examples=examples,
+            truncated=truncated,
             observed=res.get("observed_value"),
             check=meta.get("check"),
             expected=None if count is not None else _expected_bounds(config.kwargs),

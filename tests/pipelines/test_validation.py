@@ -107,7 +107,7 @@ def test_duplicate_id_is_named():
     f = report.failed[0]
     assert f.unexpected_count == 2 and f.examples == ["pl:kc:art:5"]
     s = report.summary()
-    assert "expect_column_values_to_be_unique(id): 2 rows, e.g. pl:kc:art:5" in s
+    assert "expect_column_values_to_be_unique(id): 2 rows, e.g. pl:kc:art:5 (reason:" in s  # listed once
     assert "join key" in s
 
 
@@ -254,6 +254,12 @@ def test_article_count_tolerance():
     assert validate_table(table, articles_suite(previous_count=60, tolerance=0.2), name="articles").success
 
 
+def test_preparation_follows_the_suite_not_the_report_name():
+    report = validate_table(articles(article_rows(3)), articles_suite(), name="articles 2025-11-13")
+    assert report.success, report.summary()
+    assert report.summary().startswith("articles 2025-11-13: all ")
+
+
 def test_examples_are_capped_at_ten():
     rows = article_rows(15)
     for r in rows:
@@ -262,6 +268,7 @@ def test_examples_are_capped_at_ten():
     f = report.failed_expectation("expect_column_values_to_not_match_regex", "text")
     assert f.unexpected_count == 15
     assert len(f.examples) == 10 and f.examples[0] == "pl:kc:art:1"
+    assert f.truncated
     assert "pl:kc:art:10, ..." in f.describe()
 
 
