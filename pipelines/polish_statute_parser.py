@@ -17,7 +17,7 @@ from pathlib import Path
 from pipelines import isap_markers
 from pipelines.pdf_lines import SOFT_HYPHEN, Line, read_lines
 
-PARSER_VERSION = "pl-isap-1"
+PARSER_VERSION = "pl-isap-2"
 
 LEVEL_WORDS = {"KSIĘGA": "book", "CZĘŚĆ": "part", "TYTUŁ": "title", "DZIAŁ": "division",
                "Rozdział": "chapter", "Oddział": "section"}
@@ -63,7 +63,7 @@ class Node:
     status: str = "in_force"
     page: int = 0
     parent_id: str | None = None
-    children: list["Node"] = field(default_factory=list)
+    articles_before: int = 0  # structural nodes: how many articles precede it (document order)
 
 
 @dataclass
@@ -184,7 +184,7 @@ def parse_statute(path: Path, version: dt.date, spec: ActSpec = CIVIL_CODE, *,
             parent = stack[-1] if stack else None
             node_id = f"{parent.id if parent else spec.act_id}:{level}:{label.group('num')}"
             node = Node(level, label.group("num"), node_id, page=ln.page,
-                        parent_id=parent.id if parent else None)
+                        parent_id=parent.id if parent else None, articles_before=len(articles))
             rest = label.group("rest").strip()
             if REPEALED_RE.match(rest):
                 node.status = "repealed"

@@ -38,37 +38,27 @@ def articles_table(ps: ParsedStatute) -> pa.Table:
 
 
 def nodes_table(ps: ParsedStatute) -> pa.Table:
-    rows = []
+    """Every unit, book → letter, in document order (structure nodes before their first article)."""
     act, ver = ps.spec.act_id, ps.version
-    # structural nodes are emitted just before the first article under them (document order)
-    order = 0
-    s_iter = iter(ps.structure)
-    pending = next(s_iter, None)
-    for a in ps.articles:
-        # emit structural nodes that are ancestors first seen with this article
-        while pending is not None and any(p.id == pending.id for p in a.path):
-            rows.append({"id": pending.id, "act_id": act, "version": ver, "level": pending.level,
-                         "number": pending.number, "heading": pending.heading, "text": None,
-                         "parent_id": pending.parent_id, "ordinal": order, "status": pending.status,
-                         "page": pending.page})
-            order += 1
-            pending = next(s_iter, None)
-        rows.append({"id": a.id, "act_id": act, "version": ver, "level": "article", "number": a.number,
-                     "heading": None, "text": a.text, "parent_id": a.path[-1].id if a.path else None,
-                     "ordinal": order, "status": a.status, "page": a.page_start})
-        order += 1
+    rows: list[dict] = []
+
+    def add(node, level: str, *, heading, text, parent_id, status, page) -> None:
+        rows.append({"id": node.id, "act_id": act, "version": ver, "level": level, "number": node.number,
+                     "heading": heading, "text": text, "parent_id": parent_id, "ordinal": len(rows),
+                     "status": status, "page": page})
+
+    structure = iter(ps.structure)
+    nxt = next(structure, None)
+    for i, a in enumerate([*ps.articles, None]):
+        while nxt is not None and (a is None or nxt.articles_before <= i):
+            add(nxt, nxt.level, heading=nxt.heading, text=None, parent_id=nxt.parent_id, status=nxt.status, page=nxt.page)
+            nxt = next(structure, None)
+        if a is None:
+            break
+        add(a, "article", heading=None, text=a.text, parent_id=a.path[-1].id if a.path else None,
+            status=a.status, page=a.page_start)
         for u in a.units:
-            rows.append({"id": u.id, "act_id": act, "version": ver, "level": u.level, "number": u.number,
-                         "heading": None, "text": u.text, "parent_id": u.parent_id, "ordinal": order,
-                         "status": u.status, "page": a.page_start})
-            order += 1
-    while pending is not None:  # trailing units without articles (e.g. a repealed last title)
-        rows.append({"id": pending.id, "act_id": act, "version": ver, "level": pending.level,
-                     "number": pending.number, "heading": pending.heading, "text": None,
-                     "parent_id": pending.parent_id, "ordinal": order, "status": pending.status,
-                     "page": pending.page})
-        order += 1
-        pending = next(s_iter, None)
+            add(u, u.level, heading=None, text=u.text, parent_id=u.parent_id, status=u.status, page=a.page_start)
     return from_rows(rows, NODES)
 
 

@@ -94,6 +94,11 @@ def test_hierarchy_and_status(parsed):
     levels = {n["level"] for n in nodes}
     assert {"book", "title", "division", "chapter", "section", "article", "paragraph", "point", "letter"} <= levels
     assert len({n["id"] for n in nodes}) == len(nodes)
+    # a unit without articles (TYTUŁ IV, art. 397–404 repealed) stays in document order
+    ids = [n["id"] for n in nodes]
+    t4 = ids.index("pl:kc:book:TRZECIA:title:IV")
+    assert ids[t4 - 1] == "pl:kc:art:396" and ids[t4 + 1] == "pl:kc:book:TRZECIA:title:V"
+    assert nodes[t4]["status"] == "repealed"
 
 
 def test_isap_markers_keep_both_readings(parsed):
