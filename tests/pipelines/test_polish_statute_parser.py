@@ -160,3 +160,19 @@ def test_articles_table_conforms(parsed):
     row = next(r for r in t.to_pylist() if r["id"] == "pl:kc:art:109^1")
     assert row["number_display"] == "109¹" and row["page_start"] <= row["page_end"]
     assert row["path_text"].startswith("KSIĘGA PIERWSZA")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_numbering_is_complete(parsed, version):
+    """Second independent derivation of the count: plain numbers are 1..1088 except the block
+    397–404 that TYTUŁ IV notes as repealed, and each base's superscripts run ¹..ᵏ without gaps."""
+    arts = parsed[version].articles
+    plain = [int(a.number) for a in arts if "^" not in a.number]
+    assert sorted(set(range(1, 1089)) - set(plain)) == list(range(397, 405)) and len(plain) == 1080
+    runs: dict[str, list[int]] = {}
+    for a in arts:
+        if "^" in a.number:
+            base, sup = a.number.split("^")
+            runs.setdefault(base, []).append(int(sup))
+    assert all(s == list(range(1, len(s) + 1)) for s in runs.values())
+    assert (len(runs), sum(map(len, runs.values()))) == (80, 216)
