@@ -41,6 +41,8 @@ def _preview(table, columns: list[str], n: int = 8) -> dg.MarkdownMetadataValue:
 def raw_pdf(context: dg.AssetExecutionContext, storage: CorpusStorage, eli: EliApi) -> dg.MaterializeResult:
     version = context.partition_key
     landed = download_act(eli.source(storage.layout.raw), storage.landing(), eli_for_act(ACT_ID), ACT_ID, version)
+    context.log.info(f"{ACT_ID} {version}: {'landed' if landed.created else 'already landed'} "
+                     f"{landed.sha256[:12]} ({landed.size:,} bytes) from {landed.source_url}")
     return dg.MaterializeResult(metadata={
         "sha256": landed.sha256, "bytes": landed.size, "source_url": landed.source_url,
         "new_file": landed.created, "path": dg.MetadataValue.path(str(landed.path))})
@@ -89,6 +91,7 @@ def chunks(context: dg.AssetExecutionContext, storage: CorpusStorage, parse_conf
     table = chunk_step(storage.layout, act_id=ACT_ID, version=context.partition_key,
                        max_tokens=parse_config.chunk_max_tokens)
     tokens = table["token_count"].to_pylist()
+    context.log.info(f"{ACT_ID} {context.partition_key}: {table.num_rows} chunks, max {max(tokens)} tokens")
     return dg.MaterializeResult(metadata={
         "dagster/row_count": table.num_rows, "max_tokens": max(tokens), "mean_tokens": round(sum(tokens) / len(tokens), 1),
         "split_articles": sum(c > 1 for c in table["chunk_count"].to_pylist()) // 1,
@@ -101,6 +104,7 @@ def chunks_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
                  parse_config: ParseConfig) -> dg.AssetCheckResult:
     table = CorpusStore(storage.layout).read(ACT_ID, context.partition_key, "chunks")
     report = validate_table(table, chunks_suite(1, parse_config.chunk_max_tokens), name="chunks")
+    context.log.info(report.summary())
     return dg.AssetCheckResult(passed=report.success, description=report.summary(), metadata=report.to_metadata())
 
 
@@ -111,6 +115,7 @@ def diff(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.Materi
     if table is None:
         return dg.MaterializeResult(metadata={"previous_version": "none", "summary": md})
     counts = {k: table["change"].to_pylist().count(k) for k in ("added", "changed", "repealed", "removed", "editorial")}
+    context.log.info(f"{ACT_ID} {prev} → {context.partition_key}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     return dg.MaterializeResult(metadata={
         "previous_version": prev, **{f"{k}_articles": v for k, v in counts.items()},
         "dagster/row_count": table.num_rows, "summary": dg.MetadataValue.md(md[:20000])})
@@ -121,6 +126,7 @@ def diff(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.Materi
 def published(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.MaterializeResult:
     target = publish_step(storage.layout, act_id=ACT_ID, version=context.partition_key)
     store = CorpusStore(storage.layout)
+    context.log.info(f"{ACT_ID} {context.partition_key} published; serving {store.current_version(ACT_ID)}")
     return dg.MaterializeResult(metadata={
         "serving_version": store.current_version(ACT_ID) or "none",
         "published_versions": ", ".join(store.published_versions(ACT_ID)),

@@ -43,7 +43,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         stats = {}
         chunks = diff = "-"
         if d is not None:
-            man = store.manifest(d) or json.loads((d / "parse.json").read_text()) if (d / "parse.json").exists() or (d / "manifest.json").exists() else {}
+            parse_info = d / "parse.json"
+            man = store.manifest(d) or (json.loads(parse_info.read_text()) if parse_info.exists() else {})
             stats = man.get("stats", {})
             if (d / "chunks.parquet").exists():
                 chunks = str(store.read("pl:kc", r.version, "chunks").num_rows)

@@ -35,7 +35,7 @@ class PartitionRun:
 
 
 def run_corpus(settings: Settings, *, versions: list[str] | None = None, instance: dg.DagsterInstance | None = None,
-               resources: dict | None = None, progress=None, log_level: str = "WARNING") -> list[PartitionRun]:
+               resources: dict | None = None, progress=None, log_level: str = "INFO") -> list[PartitionRun]:
     from assets import pl_statutes
     from assets.definitions import build_definitions
     from assets.resources import default_resources
