@@ -195,10 +195,10 @@ def _render(seg: list[Char]) -> tuple[str, float, float, bool, list[str], bool]:
             run.append(seg[j].text)
             j += 1
         sup = "".join(run).strip()
-        before = "".join(parts).rstrip(" ")
-        # numbering (Art. 109^1, § 2^1, Rozdział I^1) sits right after a digit or Roman numeral;
-        # anything else — "cywilny1)", "Art. 1059.5" — is a footnote reference
-        last = "".join(parts)[-1:]  # not stripped: a gap before the superscript means a reference
+        before = "".join(parts)
+        # numbering (Art. 109^1, § 2^1, Rozdział I^1) sits right after a digit or Roman numeral,
+        # with no gap; anything else — "cywilny1)", "Art. 1059.5" — is a footnote reference
+        last = before[-1:]
         is_number = bool(sup) and not sup.endswith(")") and last != "" and (last.isdigit() or last in "IVXLC")
         if sup and not is_number:
             if not before.strip():
@@ -212,7 +212,7 @@ def _render(seg: list[Char]) -> tuple[str, float, float, bool, list[str], bool]:
         i = j
     text = re.sub(r"\s+", " ", "".join(parts)).strip()
     # a soft hyphen only matters at the end of a line (the word continues on the next one)
-    text = text.replace(SOFT_HYPHEN, "")  + (SOFT_HYPHEN if text.endswith(SOFT_HYPHEN) else "")
+    text = text.replace(SOFT_HYPHEN, "") + (SOFT_HYPHEN if text.endswith(SOFT_HYPHEN) else "")
     x0 = min((c.x for c in seg if c.size > 0), default=0.0)
     first_word = [c for c in seg if c.size > 0][:3]
     bold = bool(first_word) and all(c.bold for c in first_word)
