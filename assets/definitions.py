@@ -12,7 +12,7 @@ def build_definitions(resources: dict | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=pl_statutes.ASSETS,
         asset_checks=pl_statutes.CHECKS,
-        jobs=[pl_statutes.corpus_job],
+        jobs=[pl_statutes.corpus_job, pl_statutes.main_job],
         resources=resources or default_resources(),
     )
 

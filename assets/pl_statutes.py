@@ -15,7 +15,7 @@ import dagster as dg
 # checks run with its partition key. Pinned Dagster version keeps the API stable for us.
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
 
-from assets.resources import CorpusStorage, EliApi, ParseConfig
+from assets.resources import CorpusStorage, EliApi, ParseConfig, SearchConfig
 from connectors.eli import download_act, eli_for_act
 from pipelines.corpus_store import CorpusStore
 from pipelines.statute_build import chunk_step, diff_step, parse_step, publish_step
@@ -133,7 +133,39 @@ def published(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.M
         "path": dg.MetadataValue.path(str(target))})
 
 
-ASSETS = [raw_pdf, articles, chunks, diff, published]
+@dg.asset(key=PREFIX + ["search_index"], deps=[published], partitions_def=versions, group_name=GROUP,
+          kinds={"lancedb"}, description="Hybrid search index (BM25 on analysed text + dense vectors) of the "
+                                         "version; only chunks whose text changed are re-embedded.")
+def search_index(context: dg.AssetExecutionContext, storage: CorpusStorage,
+                 search_config: SearchConfig) -> dg.MaterializeResult:
+    from pipelines.retrieval.encoders import get_encoder
+    from pipelines.retrieval.index_build import index_step, open_embedded_backend
+
+    encoder = get_encoder(search_config.encoder)
+    backend = open_embedded_backend(storage.layout, encoder=encoder, keep_versions=search_config.keep_versions)
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        if done == total or (done / total) - last[0] >= 0.1:
+            last[0] = done / total
+            context.log.info(f"embedding {done}/{total} chunks")
+
+    report = index_step(storage.layout, act_id=ACT_ID, version=context.partition_key, backend=backend,
+                        encoder=encoder, progress=progress)
+    context.log.info(f"{ACT_ID} {report.version}: {report.documents} documents indexed, {report.embedded} embedded "
+                     f"({report.chunks_per_s:.1f} chunks/s), {report.cached} from cache")
+    return dg.MaterializeResult(metadata={
+        "documents": report.documents, "vectors": report.documents, "embedded_chunks": report.embedded,
+        "cached_embeddings": report.cached, "chunks_per_s": round(report.chunks_per_s, 2),
+        "embed_seconds": round(report.embed_seconds, 1), "build_seconds": round(report.build_seconds, 2),
+        "encoder": encoder.id, "backend": report.backend, "table": report.table,
+        "serving_version": backend.serving_version(ACT_ID) or "none"})
+
+
+CORPUS_ASSETS = [raw_pdf, articles, chunks, diff, published]
+ASSETS = [*CORPUS_ASSETS, search_index]
 CHECKS = [articles_valid, chunks_valid]
-corpus_job = dg.define_asset_job("pl_kc_corpus", selection=dg.AssetSelection.assets(*ASSETS),
+corpus_job = dg.define_asset_job("pl_kc_corpus", selection=dg.AssetSelection.assets(*CORPUS_ASSETS),
                                  partitions_def=versions)
+main_job = dg.define_asset_job("pl_kc_corpus_and_index", selection=dg.AssetSelection.assets(*ASSETS),
+                               partitions_def=versions)

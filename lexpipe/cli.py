@@ -75,6 +75,73 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return subprocess.call(cmd, cwd=root, env={**os.environ})
 
 
+def _settings(args: argparse.Namespace):
+    from lexpipe.settings import get_settings
+
+    settings = get_settings()
+    if getattr(args, "home", None):
+        settings = settings.model_copy(update={"home": Path(args.home)})
+    return settings
+
+
+def _service(settings):
+    from lexpipe.layout import Layout
+    from pipelines.retrieval.index_build import open_embedded_backend
+    from pipelines.retrieval.service import SearchService
+
+    return SearchService(open_embedded_backend(Layout(settings.home)))
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from pipelines.retrieval.service import InvalidRequest
+
+    try:
+        page = _service(_settings(args)).search(
+            args.query, k=args.k, retriever=args.retriever, acts=args.act or None, as_of=args.as_of,
+            statuses=args.status or None, version=args.version)
+    except InvalidRequest as exc:
+        print(f"lexpipe search: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"query": args.query, "retriever": page.retriever, "versions": page.versions,
+                          "hits": [{"rank": h.rank, "article_id": h.article_id, "chunk_id": h.chunk_id,
+                                    "version": h.version, "score": h.score, "heading_path": h.heading_path,
+                                    "status": h.status, "snippet": h.text[:400], "sources": h.sources}
+                                   for h in page.hits]}, ensure_ascii=False, indent=2))
+        return 0
+    console = _console()
+    console.print(f"[bold]{page.retriever}[/] over {', '.join(f'{a} {v}' for a, v in page.versions.items())}")
+    for h in page.hits:
+        snippet = " ".join(h.text.split())[:220]
+        console.print(f"[bold cyan]{h.rank:>2}. {h.article_id}[/]  score={h.score:.4f}  [dim]{h.heading_path}[/]")
+        console.print(f"    {snippet}")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from lexpipe.layout import Layout
+    from pipelines.corpus_store import CorpusStore
+    from pipelines.retrieval.index_build import index_step
+
+    layout = Layout(_settings(args).home)
+    versions = args.version or CorpusStore(layout).published_versions("pl:kc")
+    for v in versions:
+        report = index_step(layout, act_id="pl:kc", version=v,
+                            progress=lambda d, n: print(f"\r  embedding {d}/{n}", end="", flush=True))
+        print(f"\npl:kc {v}: {report.documents} documents, {report.embedded} embedded "
+              f"({report.chunks_per_s:.1f} chunks/s), {report.cached} from cache, build {report.build_seconds:.1f}s")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from lexpipe.api import create_app
+
+    uvicorn.run(create_app(_service(_settings(args))), host=args.host, port=args.port)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lexpipe", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -86,6 +153,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=3000)
     p.set_defaults(func=cmd_ui)
+    p = sub.add_parser("search", help="ranked articles for a query")
+    p.add_argument("query")
+    p.add_argument("--retriever", default="hybrid", help="hybrid | bm25 | dense | gaius")
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--act", action="append", help="act id, e.g. pl:kc (repeatable)")
+    p.add_argument("--status", action="append", help="in_force | repealed | pending (repeatable)")
+    p.add_argument("--as-of", help="search the newest version on or before this date (YYYY-MM-DD)")
+    p.add_argument("--version", help="search exactly this corpus version")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.set_defaults(func=cmd_search)
+    p = sub.add_parser("index", help="(re)build the embedded search index for published versions")
+    p.add_argument("--version", action="append")
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.set_defaults(func=cmd_index)
+    p = sub.add_parser("serve", help="the HTTP search API on 127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.set_defaults(func=cmd_serve)
     args = parser.parse_args(argv)
     return args.func(args)
 

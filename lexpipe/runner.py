@@ -35,7 +35,7 @@ class PartitionRun:
 
 
 def run_corpus(settings: Settings, *, versions: list[str] | None = None, instance: dg.DagsterInstance | None = None,
-               resources: dict | None = None, progress=None, log_level: str = "INFO") -> list[PartitionRun]:
+               resources: dict | None = None, progress=None, log_level: str = "INFO", index: bool = True) -> list[PartitionRun]:
     from assets import pl_statutes
     from assets.definitions import build_definitions
     from assets.resources import default_resources
@@ -48,11 +48,12 @@ def run_corpus(settings: Settings, *, versions: list[str] | None = None, instanc
 
     wanted = versions or source.available_versions(eli_for_act(pl_statutes.ACT_ID))
     instance.add_dynamic_partitions(pl_statutes.versions.name, wanted)
-    job = defs.resolve_job_def(pl_statutes.corpus_job.name)
+    job = defs.resolve_job_def((pl_statutes.main_job if index else pl_statutes.corpus_job).name)
     runs = []
     for v in sorted(wanted):
         if progress:
-            progress(f"{pl_statutes.ACT_ID} {v}: raw → articles → checks → chunks → diff → publish")
+            progress(f"{pl_statutes.ACT_ID} {v}: raw → articles → checks → chunks → diff → publish"
+                     + (" → index" if index else ""))
         t0 = time.perf_counter()
         result = job.execute_in_process(
             partition_key=v, instance=instance, raise_on_error=False,

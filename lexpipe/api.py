@@ -1,0 +1,97 @@
+"""HTTP search API for downstream consumers (RAG assistants, lawyers' tools).
+
+``GET /search`` for links and quick use, ``POST /search`` for long queries; both validate the same
+way (:mod:`pipelines.retrieval.service`) and answer 4xx for bad input, never 500. Only structured
+queries reach a backend: the query string is text to analyse, never query syntax.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from pipelines.retrieval.interface import Hit
+from pipelines.retrieval.service import MAX_K, MAX_QUERY_CHARS, InvalidRequest, SearchService
+
+RetrieverParam = Literal["hybrid", "bm25", "dense", "gaius"]
+
+
+class SearchBody(BaseModel):
+    q: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="the question or keywords")
+    retriever: RetrieverParam = "hybrid"
+    k: int = Field(10, ge=1, le=MAX_K)
+    offset: int = Field(0, ge=0, le=10 * MAX_K)
+    act: list[str] = Field(default_factory=list, description="act ids, e.g. pl:kc")
+    status: list[str] = Field(default_factory=list, description="in_force | repealed | pending")
+    as_of: str | None = Field(None, description="search the newest version on or before this date")
+    version: str | None = None
+
+
+class HitOut(BaseModel):
+    rank: int
+    article_id: str
+    chunk_id: str
+    act_id: str
+    version: str
+    score: float
+    heading_path: str
+    snippet: str
+    status: str
+    sources: dict[str, int]
+
+
+class SearchOut(BaseModel):
+    query: str
+    retriever: str
+    k: int
+    offset: int
+    versions: dict[str, str]
+    hits: list[HitOut]
+
+
+def _out(h: Hit) -> HitOut:
+    return HitOut(rank=h.rank, article_id=h.article_id, chunk_id=h.chunk_id, act_id=h.act_id, version=h.version,
+                  score=round(h.score, 6), heading_path=h.heading_path, snippet=h.text[:400], status=h.status,
+                  sources=h.sources)
+
+
+def create_app(service: SearchService) -> FastAPI:
+    app = FastAPI(title="lexpipe search", version="1", description=__doc__)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"error": "invalid request", "detail": exc.errors()})
+
+    def run(body: SearchBody) -> SearchOut:
+        try:
+            page = service.search(body.q, k=body.k, offset=body.offset, retriever=body.retriever, acts=body.act,
+                                  statuses=body.status, as_of=body.as_of, version=body.version)
+        except InvalidRequest as exc:
+            raise HTTPException(status_code=400, detail=str(exc)) from exc
+        return SearchOut(query=body.q, retriever=page.retriever, k=page.k, offset=page.offset,
+                         versions=page.versions, hits=[_out(h) for h in page.hits])
+
+    @app.get("/search", response_model=SearchOut)
+    def search_get(q: str = Query(..., min_length=1, max_length=MAX_QUERY_CHARS),
+                   retriever: RetrieverParam = "hybrid", k: int = Query(10, ge=1, le=MAX_K),
+                   offset: int = Query(0, ge=0, le=10 * MAX_K), act: list[str] = Query(default_factory=list),
+                   status: list[str] = Query(default_factory=list), as_of: str | None = None,
+                   version: str | None = None) -> SearchOut:
+        return run(SearchBody(q=q, retriever=retriever, k=k, offset=offset, act=act, status=status,
+                              as_of=as_of, version=version))
+
+    @app.post("/search", response_model=SearchOut)
+    def search_post(body: SearchBody) -> SearchOut:
+        return run(body)
+
+    @app.get("/health")
+    def health() -> dict:
+        backend = service.backend
+        acts = backend.acts() if hasattr(backend, "acts") else []
+        return {"status": "ok", "serving": {a: backend.serving_version(a) for a in acts}}
+
+    return app

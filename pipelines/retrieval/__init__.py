@@ -1,0 +1,1 @@
+"""Retrieval over the published corpus: analysers, encoders, backends, fusion, evaluation."""

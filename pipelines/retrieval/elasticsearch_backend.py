@@ -1,0 +1,626 @@
+"""Elasticsearch backend: versioned chunk indices behind aliases, and structured searches.
+
+Layout (``<p>`` = index prefix, ``<c>`` = corpus key such as ``pl-kc``):
+
+* one physical index per loaded corpus version: ``<p>-<c>-<version>-<suffix>``
+  (e.g. ``lexpipe-chunks-pl-kc-2025-11-13-20261122012249123456``);
+* serving alias ``<p>-<c>`` → the index consumers search by default (moved atomically);
+* history alias ``<p>-<c>-all`` → one index per kept version (``as_of`` / ``version`` searches);
+* per-version alias ``<p>-<c>-<version>`` → that version's index.
+
+``load_version`` creates the index from ``schemas.elasticsearch.index_body``, bulk-loads with
+``helpers.streaming_bulk`` (bounded chunks, 429s retried with exponential backoff), refreshes,
+checks ``_count``, moves every alias in ONE ``POST /_aliases`` and finally deletes indices of
+versions beyond the newest ``keep_versions``. Any failure before the alias switch deletes the
+new index and leaves every alias as it was.
+
+Searches are structured bodies only (``match``/``multi_match``/``knn``/``retriever``, filters as
+``term``/``terms``/``range``): user text is only ever a JSON string value, never query syntax.
+Hybrid ranking is fused in our code (``fusion.rrf``) unless ``server_side_rrf`` is set for a
+licensed cluster.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from elasticsearch import ApiError, Elasticsearch, NotFoundError
+from elasticsearch.helpers import streaming_bulk
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from pipelines.retrieval.fusion import RRF_K, rrf
+from pipelines.retrieval.interface import Filters, Hit, SearchRequest
+from schemas import elasticsearch as es_schema
+
+log = logging.getLogger(__name__)
+
+EncodeQuery = Callable[[str], Sequence[float]]
+AnalyzeQuery = Callable[[str], "tuple[str, str]"]
+
+_VERSION_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_NAME_PART_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_SUFFIX_RE = re.compile(r"^[a-z0-9]+$")
+MAX_KNN = 10_000  # Elasticsearch's limit for k and num_candidates
+
+
+class ElasticsearchSettings(BaseSettings):
+    """``LEXPIPE_ES_*`` environment variables (same names if these move into ``lexpipe.settings``
+    as ``es_*`` fields)."""
+
+    model_config = SettingsConfigDict(env_prefix="LEXPIPE_ES_", extra="ignore")
+
+    url: str = "http://localhost:9200"
+    api_key: SecretStr | None = None
+    ca_certs: str | None = None
+    request_timeout_s: float = 30.0
+    index_prefix: str = "lexpipe-chunks"
+    language: str = Field("pl", description="ISO 639-1 language of the corpus text.")
+    vector_dims: int = es_schema.DEFAULT_DIMS
+    has_stempel: bool | None = Field(None, description="None: detect the analysis-stempel plugin via GET _nodes/plugins.")
+    number_of_shards: int = 1
+    number_of_replicas: int = 1
+    keep_versions: int = Field(3, ge=1, description="Versions whose indices survive a load (serving index always kept).")
+    bulk_chunk_size: int = Field(500, ge=1, description="Documents per _bulk request.")
+    bulk_max_chunk_bytes: int = Field(10 * 1024 * 1024, description="Upper bound of one _bulk request body.")
+    bulk_max_retries: int = Field(5, ge=0, description="Retries of documents rejected with 429.")
+    bulk_initial_backoff_s: float = Field(2.0, description="First 429 backoff; doubles per retry.")
+    bulk_max_backoff_s: float = 60.0
+    server_side_rrf: bool = Field(False, description="Hybrid via the `rrf` retriever (needs a licensed cluster).")
+    hybrid_window: int = Field(50, ge=1, description="Hits per retriever fed into RRF.")
+    rrf_k: int = RRF_K
+    num_candidates_factor: int = Field(10, ge=1, description="knn num_candidates = max(k * factor, 100).")
+    bm25_text_boost: float = 1.0
+    bm25_heading_boost: float = 0.5
+    bm25_analyzed_boost: float = 1.0
+    bm25_folded_boost: float = 0.5
+
+
+class ElasticsearchBackendError(RuntimeError):
+    pass
+
+
+class BulkLoadError(ElasticsearchBackendError):
+    """Some documents were rejected (after 429 retries); ``failed_ids`` names them."""
+
+    def __init__(self, index: str, failed: list[tuple[str, int, Any]]):
+        self.index = index
+        self.failed_ids = [f[0] for f in failed]
+        self.errors = failed
+        shown = ", ".join(f"{cid} (status {st}: {_reason(err)})" for cid, st, err in failed[:10])
+        more = f" and {len(failed) - 10} more" if len(failed) > 10 else ""
+        super().__init__(f"{len(failed)} document(s) failed to index into {index}: {shown}{more}")
+
+
+class IndexLoadError(ElasticsearchBackendError):
+    """A load step failed; the new index was deleted and no alias was changed."""
+
+    def __init__(self, message: str, *, index: str, step: str):
+        self.index = index
+        self.step = step
+        super().__init__(message)
+
+
+@dataclass
+class LoadResult:
+    index: str
+    version: str
+    count: int
+    serving_alias: str
+    promoted: bool
+    alias_actions: list[dict[str, Any]] = field(default_factory=list)
+    deleted_indices: list[str] = field(default_factory=list)
+    cleanup_errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class _IndexInfo:
+    name: str
+    version: str
+    created: int
+    aliases: set[str]
+
+
+def corpus_key(act_id: str) -> str:
+    """``pl:kc`` → ``pl-kc`` (lowercase, usable in index and alias names)."""
+    key = re.sub(r"[^a-z0-9]+", "-", act_id.lower()).strip("-")
+    if not key or not _NAME_PART_RE.match(key):
+        raise ValueError(f"cannot derive an index name part from {act_id!r}")
+    return key
+
+
+def _reason(err: Any) -> str:
+    if isinstance(err, Mapping):
+        return f"{err.get('type', '')}: {err.get('reason', '')}".strip(": ")
+    return str(err)
+
+
+def _body(resp: Any) -> Any:
+    """The decoded body of an ``ApiResponse`` (plain dicts pass through)."""
+    return resp.body if hasattr(resp, "body") else resp
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def analyze_query_from(analyzer: Any) -> AnalyzeQuery:
+    """Adapt an object with ``analyze(text) -> tokens`` and ``fold(tokens) -> tokens`` (such as
+    ``pipelines.retrieval.analyzers.Analyzer``) to ``analyze_query``. Use the same analyser that
+    produced ``text_analyzed``/``text_folded`` at index time."""
+
+    def analyze_query(text: str) -> tuple[str, str]:
+        tokens = list(analyzer.analyze(text))
+        return " ".join(tokens), " ".join(analyzer.fold(tokens))
+
+    return analyze_query
+
+
+# --------------------------------------------------------------------------- query builders
+
+
+def filter_clauses(filters: Filters, version: str | None = None) -> list[dict[str, Any]]:
+    """``filter`` context clauses; values are JSON values, never spliced into query syntax."""
+    out: list[dict[str, Any]] = []
+    if filters.act_ids:
+        out.append({"terms": {"act_id": list(filters.act_ids)}})
+    if filters.jurisdictions:
+        out.append({"terms": {"jurisdiction": list(filters.jurisdictions)}})
+    if filters.statuses:
+        out.append({"terms": {"status": list(filters.statuses)}})
+    if version is not None:
+        out.append({"term": {"version": version}})
+    return out
+
+
+def bm25_query(query: str, filters: list[dict[str, Any]], *, analyzed: str | None = None,
+               folded: str | None = None, text_boost: float = 1.0, heading_boost: float = 0.5,
+               analyzed_boost: float = 1.0, folded_boost: float = 0.5) -> dict[str, Any]:
+    """A bool query: ES-analysed ``text``/``heading_path`` plus our pre-analysed fields."""
+    should: list[dict[str, Any]] = [{"multi_match": {
+        "query": query,
+        "fields": [f"text^{text_boost:g}", f"heading_path^{heading_boost:g}"],
+        "type": "best_fields",
+    }}]
+    if analyzed and analyzed.strip():
+        should.append({"match": {"text_analyzed": {"query": analyzed, "boost": analyzed_boost}}})
+    if folded and folded.strip():
+        should.append({"match": {"text_folded": {"query": folded, "boost": folded_boost}}})
+    return {"bool": {"should": should, "minimum_should_match": 1, "filter": filters}}
+
+
+def knn_clause(vector: Sequence[float], k: int, filters: list[dict[str, Any]], *,
+               num_candidates_factor: int = 10) -> dict[str, Any]:
+    k = max(1, min(k, MAX_KNN))
+    num_candidates = min(MAX_KNN, max(k * num_candidates_factor, 100, k))
+    clause: dict[str, Any] = {"field": "vector", "query_vector": [float(x) for x in vector],
+                              "k": k, "num_candidates": num_candidates}
+    if filters:
+        clause["filter"] = {"bool": {"filter": filters}}
+    return clause
+
+
+def rrf_retriever(bm25: dict[str, Any], knn: dict[str, Any], *, rank_window_size: int,
+                  rank_constant: int = RRF_K) -> dict[str, Any]:
+    """``retriever.rrf`` over a standard (bm25) and a knn child retriever (licensed clusters)."""
+    return {"rrf": {
+        "retrievers": [{"standard": {"query": bm25}}, {"knn": knn}],
+        "rank_window_size": rank_window_size,
+        "rank_constant": rank_constant,
+    }}
+
+
+def parse_hits(response: Mapping[str, Any], source: str | None) -> list[Hit]:
+    """``hits.hits`` → :class:`Hit` list ranked 1..n; ``source`` names the retriever for fusion."""
+    out: list[Hit] = []
+    for i, h in enumerate(response.get("hits", {}).get("hits", []), 1):
+        s = h.get("_source") or {}
+        out.append(Hit(
+            chunk_id=s.get("chunk_id", h.get("_id", "")),
+            article_id=s.get("article_id", ""),
+            act_id=s.get("act_id", ""),
+            version=_iso(s.get("version", "")),
+            score=float(h.get("_score") or 0.0),
+            rank=i,
+            heading_path=s.get("heading_path") or "",
+            text=s.get("text") or "",
+            status=s.get("status") or "",
+            sources={source: i} if source else {},
+        ))
+    return out
+
+
+# --------------------------------------------------------------------------- backend
+
+
+class ElasticsearchBackend:
+    """Loads corpus versions into Elasticsearch and answers :class:`SearchRequest`s.
+
+    ``encode_query(str) -> vector`` is needed for dense/hybrid; ``analyze_query(str) ->
+    (analyzed, folded)`` must be the same code that produced ``text_analyzed``/``text_folded`` at
+    index time (without it only the Elasticsearch-analysed fields are queried).
+    """
+
+    def __init__(self, client: Elasticsearch, corpus: str, *, settings: ElasticsearchSettings | None = None,
+                 encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None):
+        self.settings = settings or ElasticsearchSettings()
+        corpus = corpus_key(corpus) if ":" in corpus else corpus
+        if not _NAME_PART_RE.match(corpus):
+            raise ValueError(f"corpus {corpus!r}: use lowercase letters, digits and '-' (e.g. 'pl-kc')")
+        if not _NAME_PART_RE.match(self.settings.index_prefix):
+            raise ValueError(f"index prefix {self.settings.index_prefix!r} is not a valid index name part")
+        self.client = client
+        self.corpus = corpus
+        self.encode_query = encode_query
+        self.analyze_query = analyze_query
+        self._has_stempel: bool | None = self.settings.has_stempel
+
+    @classmethod
+    def from_settings(cls, corpus: str, settings: ElasticsearchSettings | None = None, *,
+                      encode_query: EncodeQuery | None = None,
+                      analyze_query: AnalyzeQuery | None = None) -> "ElasticsearchBackend":
+        s = settings or ElasticsearchSettings()
+        kwargs: dict[str, Any] = {
+            "request_timeout": s.request_timeout_s,
+            # 429 is left to streaming_bulk (exponential backoff); the transport would retry it
+            # immediately, without any delay.
+            "retry_on_status": (502, 503, 504),
+        }
+        if s.api_key is not None:
+            kwargs["api_key"] = s.api_key.get_secret_value()
+        if s.ca_certs:
+            kwargs["ca_certs"] = s.ca_certs
+        return cls(Elasticsearch(s.url, **kwargs), corpus, settings=s,
+                   encode_query=encode_query, analyze_query=analyze_query)
+
+    # ----------------------------------------------------------------- names
+
+    @property
+    def base_name(self) -> str:
+        return f"{self.settings.index_prefix}-{self.corpus}"
+
+    @property
+    def serving_alias(self) -> str:
+        return self.base_name
+
+    @property
+    def history_alias(self) -> str:
+        return f"{self.base_name}-all"
+
+    def version_alias(self, version: str) -> str:
+        return f"{self.base_name}-{version}"
+
+    def index_name(self, version: str, suffix: str) -> str:
+        return f"{self.base_name}-{version}-{suffix}"
+
+    @property
+    def index_pattern(self) -> str:
+        return f"{self.base_name}-*"
+
+    # ----------------------------------------------------------------- schema
+
+    def detect_stempel(self) -> bool:
+        """True when every node lists the analysis-stempel plugin (``GET _nodes/plugins``)."""
+        if self._has_stempel is None:
+            resp = self.client.nodes.info(metric="plugins")
+            nodes = _body(resp).get("nodes") or {}
+            self._has_stempel = bool(nodes) and all(
+                any(p.get("name") == es_schema.STEMPEL_PLUGIN for p in (n.get("plugins") or []))
+                for n in nodes.values())
+        return self._has_stempel
+
+    def index_body(self, version: str | None = None) -> dict[str, Any]:
+        lang = self.settings.language
+        has_stempel = self.detect_stempel() if lang.lower() == "pl" else False
+        meta: dict[str, Any] = {"corpus": self.corpus}
+        if version is not None:
+            meta["version"] = version
+        return es_schema.index_body(self.settings.vector_dims, has_stempel, lang,
+                                    shards=self.settings.number_of_shards,
+                                    replicas=self.settings.number_of_replicas, meta=meta)
+
+    def put_index_template(self) -> None:
+        """Optional: install the same layout as a composable template for ``<prefix>-<corpus>-*``."""
+        lang = self.settings.language
+        has_stempel = self.detect_stempel() if lang.lower() == "pl" else False
+        body = es_schema.index_template_body([self.index_pattern], self.settings.vector_dims, has_stempel,
+                                             lang, shards=self.settings.number_of_shards,
+                                             replicas=self.settings.number_of_replicas)
+        self.client.indices.put_index_template(name=self.base_name, **body)
+
+    # ----------------------------------------------------------------- inventory
+
+    def _list_indices(self) -> dict[str, _IndexInfo]:
+        """Concrete indices of this corpus with version, creation time and aliases."""
+        try:
+            resp = self.client.indices.get(index=self.index_pattern, allow_no_indices=True,
+                                           ignore_unavailable=True)
+        except NotFoundError:
+            return {}
+        out: dict[str, _IndexInfo] = {}
+        for name, info in (_body(resp) or {}).items():
+            meta = ((info.get("mappings") or {}).get("_meta") or {}).get("lexpipe") or {}
+            version = meta.get("version")
+            # Only indices this backend created (recorded in _meta) are ever aliased or deleted;
+            # the wildcard may also match e.g. another corpus "pl-kc-x".
+            if meta.get("corpus") != self.corpus or not isinstance(version, str) or not _VERSION_RE.match(version):
+                continue
+            created = int(((info.get("settings") or {}).get("index") or {}).get("creation_date") or 0)
+            out[name] = _IndexInfo(name, version, created, set((info.get("aliases") or {}).keys()))
+        return out
+
+    def versions(self) -> list[str]:
+        """Versions reachable through the history alias, oldest first."""
+        return sorted({i.version for i in self._list_indices().values() if self.history_alias in i.aliases})
+
+    def serving_version(self) -> str | None:
+        serving = [i for i in self._list_indices().values() if self.serving_alias in i.aliases]
+        return max((i.version for i in serving), default=None)
+
+    # ----------------------------------------------------------------- load
+
+    def _actions(self, docs: Iterable[Mapping[str, Any]], index: str, version: str,
+                 counter: list[int]) -> Iterator[dict[str, Any]]:
+        dims = self.settings.vector_dims
+        for doc in docs:
+            src = self.prepare_doc(doc, version, dims)
+            counter[0] += 1
+            yield {"_op_type": "index", "_index": index, "_id": src["chunk_id"], "_source": src}
+
+    @staticmethod
+    def prepare_doc(doc: Mapping[str, Any], version: str, dims: int = es_schema.DEFAULT_DIMS) -> dict[str, Any]:
+        """Validate one document and shape it for the mapping (unknown keys are dropped)."""
+        missing = [f for f in es_schema.REQUIRED_DOC_FIELDS
+                   if doc.get(f) is None or (isinstance(doc.get(f), str) and not doc[f].strip())]
+        cid = doc.get("chunk_id", "<no chunk_id>")
+        if missing:
+            raise ValueError(f"document {cid}: missing required fields {missing}")
+        doc_version = _iso(doc["version"])
+        if doc_version != version:
+            raise ValueError(f"document {cid}: version {doc_version} differs from the loaded version {version}")
+        vector = [float(x) for x in doc["vector"]]
+        if len(vector) != dims:
+            raise ValueError(f"document {cid}: vector has {len(vector)} dims, the index expects {dims}")
+        src = {k: doc[k] for k in es_schema.DOC_FIELDS if k in doc and doc[k] is not None}
+        src["version"] = version
+        src["version_date"] = version
+        src["vector"] = vector
+        return src
+
+    def load_version(self, docs: Iterable[Mapping[str, Any]], *, version: str | dt.date,
+                     suffix: str | None = None, promote: bool | None = None) -> LoadResult:
+        """Build a new index for ``version`` from ``docs`` and switch the aliases to it.
+
+        ``promote``: move the serving alias (default: unless an older version than the one
+        being served is loaded, e.g. a backfill for ``as_of`` searches).
+        """
+        t0 = time.monotonic()
+        version = _iso(version)
+        if not _VERSION_RE.match(version):
+            raise ValueError(f"version must be YYYY-MM-DD, got {version!r}")
+        suffix = suffix or dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d%H%M%S%f")
+        if not _SUFFIX_RE.match(suffix):
+            raise ValueError(f"index suffix {suffix!r}: use lowercase letters and digits")
+        index = self.index_name(version, suffix)
+        body = self.index_body(version)
+
+        existing = self._list_indices()
+        if index in existing:
+            raise ElasticsearchBackendError(f"index {index} already exists; use another suffix")
+        serving_now = [i for i in existing.values() if self.serving_alias in i.aliases]
+        serving_version = max((i.version for i in serving_now), default=None)
+        if promote is None:
+            promote = serving_version is None or version >= serving_version
+        same_version = [i for i in existing.values() if i.version == version]
+
+        step = "create"
+        sent = [0]
+        try:
+            self.client.indices.create(index=index, settings=body["settings"], mappings=body["mappings"])
+            step = "bulk"
+            self._bulk(self._actions(docs, index, version, sent), index)
+            step = "refresh"
+            self.client.indices.refresh(index=index)
+            step = "count"
+            count = int(_body(self.client.count(index=index))["count"])
+            if count != sent[0]:
+                raise ElasticsearchBackendError(
+                    f"count check failed for {index}: _count={count}, documents sent={sent[0]} "
+                    "(duplicate chunk_ids or lost writes)")
+            if count == 0:
+                raise ElasticsearchBackendError(f"no documents were loaded into {index}")
+            step = "aliases"
+            actions = self._alias_actions(index, version, promote, serving_now, same_version)
+            self._switch_aliases(actions, index)
+        except BaseException as exc:
+            self._discard(index)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            raise IndexLoadError(f"loading {index} failed at step '{step}': {exc}; the new index was "
+                                 f"deleted and aliases are unchanged", index=index, step=step) from exc
+
+        result = LoadResult(index=index, version=version, count=count, serving_alias=self.serving_alias,
+                            promoted=promote, alias_actions=actions)
+        self._cleanup(existing, index, version, promote, serving_now, result)
+        result.seconds = round(time.monotonic() - t0, 3)
+        log.info("loaded %s: %d docs, promoted=%s, deleted=%s", index, count, promote, result.deleted_indices)
+        return result
+
+    def _bulk(self, actions: Iterable[dict[str, Any]], index: str) -> None:
+        s = self.settings
+        failed: list[tuple[str, int, Any]] = []
+        for ok, item in streaming_bulk(
+            self.client, actions,
+            chunk_size=s.bulk_chunk_size, max_chunk_bytes=s.bulk_max_chunk_bytes,
+            max_retries=s.bulk_max_retries, initial_backoff=s.bulk_initial_backoff_s,
+            max_backoff=s.bulk_max_backoff_s,
+            # False: per-document 429s are only retried when errors are not raised at once
+            # (elastic/elasticsearch-py#864); we collect the rest and raise below.
+            raise_on_error=False, raise_on_exception=True, yield_ok=False,
+        ):
+            if not ok:
+                _op, info = next(iter(item.items()))
+                failed.append((str(info.get("_id")), int(info.get("status", 0)), info.get("error")))
+        if failed:
+            raise BulkLoadError(index, failed)
+
+    def _alias_actions(self, index: str, version: str, promote: bool, serving_now: list[_IndexInfo],
+                       same_version: list[_IndexInfo]) -> list[dict[str, Any]]:
+        actions: list[dict[str, Any]] = []
+        if promote:
+            for old in serving_now:
+                actions.append({"remove": {"index": old.name, "alias": self.serving_alias}})
+        # Only one index per version in the history: a reload supersedes the previous one.
+        for old in same_version:
+            for alias in (self.history_alias, self.version_alias(version)):
+                if alias in old.aliases:
+                    actions.append({"remove": {"index": old.name, "alias": alias}})
+        if promote:
+            actions.append({"add": {"index": index, "alias": self.serving_alias}})
+        actions.append({"add": {"index": index, "alias": self.history_alias}})
+        actions.append({"add": {"index": index, "alias": self.version_alias(version)}})
+        return actions
+
+    def _switch_aliases(self, actions: list[dict[str, Any]], index: str) -> None:
+        try:
+            self.client.indices.update_aliases(actions=actions)
+        except ApiError:
+            raise
+        except Exception:
+            # A timeout may hide a switch that did happen: never delete an index that serves.
+            try:
+                if self.client.indices.exists_alias(name=self.history_alias, index=index):
+                    return
+            except Exception:
+                pass
+            raise
+
+    def _discard(self, index: str) -> None:
+        try:
+            self.client.indices.delete(index=index, ignore_unavailable=True)
+        except Exception as exc:  # report, but keep the original error
+            log.error("could not delete half-built index %s: %s", index, exc)
+
+    def _cleanup(self, existing: dict[str, _IndexInfo], new_index: str, version: str, promote: bool,
+                 serving_now: list[_IndexInfo], result: LoadResult) -> None:
+        """Delete superseded reloads, orphans (indices in no alias, e.g. left by a crashed run) and
+        indices of versions beyond the newest ``keep_versions``. Loads of one corpus must run one
+        at a time: an index another loader is still filling counts as an orphan."""
+        latest: dict[str, str] = {version: new_index}
+        in_history = [i for i in existing.values() if self.history_alias in i.aliases and i.version != version]
+        for info in sorted(in_history, key=lambda i: (i.created, i.name)):
+            latest[info.version] = info.name  # newest aliased index per version wins
+        kept_versions = sorted(latest, reverse=True)[: self.settings.keep_versions]
+        keep = {latest[v] for v in kept_versions} | {new_index}
+        if not promote:
+            keep |= {i.name for i in serving_now}
+        doomed = sorted(n for n in existing if n not in keep)
+        if not doomed:
+            return
+        try:
+            self.client.indices.delete(index=doomed, ignore_unavailable=True)
+            result.deleted_indices = doomed
+        except Exception as exc:
+            msg = f"could not delete old indices {doomed}: {exc}"
+            log.warning(msg)
+            result.cleanup_errors.append(msg)
+
+    # ----------------------------------------------------------------- search
+
+    def resolve_as_of(self, as_of: dt.date, filters: Filters = Filters()) -> str | None:
+        """Newest kept version with ``version <= as_of`` (None when there is none)."""
+        clauses = filter_clauses(Filters(act_ids=filters.act_ids, jurisdictions=filters.jurisdictions))
+        clauses.append({"range": {"version_date": {"lte": as_of.isoformat()}}})
+        try:
+            resp = self.client.search(
+                index=self.history_alias, size=0, track_total_hits=False,
+                query={"bool": {"filter": clauses}},
+                aggs={"latest": {"terms": {"field": "version", "size": 1, "order": {"_key": "desc"}}}},
+            )
+        except NotFoundError:
+            return None
+        buckets = (_body(resp).get("aggregations") or {}).get("latest", {}).get("buckets") or []
+        return buckets[0]["key"] if buckets else None
+
+    def _target(self, f: Filters) -> tuple[str, str | None] | None:
+        """Index/alias to search and the exact version to filter on (None: nothing can match)."""
+        if f.as_of is None:
+            if f.version is None:
+                return self.serving_alias, None
+            return self.history_alias, f.version
+        if f.version is not None:
+            return (self.history_alias, f.version) if f.version <= f.as_of.isoformat() else None
+        resolved = self.resolve_as_of(f.as_of, f)
+        return (self.history_alias, resolved) if resolved else None
+
+    def _analyzed(self, query: str) -> tuple[str | None, str | None]:
+        if self.analyze_query is None:
+            return None, None
+        analyzed, folded = self.analyze_query(query)
+        return analyzed, folded
+
+    def _vector(self, query: str) -> list[float]:
+        if self.encode_query is None:
+            raise ElasticsearchBackendError("dense retrieval needs an encode_query callable")
+        vec = [float(x) for x in self.encode_query(query)]
+        if len(vec) != self.settings.vector_dims:
+            raise ElasticsearchBackendError(
+                f"encode_query returned {len(vec)} dims, the index expects {self.settings.vector_dims}")
+        return vec
+
+    def build_bm25(self, query: str, filters: list[dict[str, Any]]) -> dict[str, Any]:
+        s = self.settings
+        analyzed, folded = self._analyzed(query)
+        return bm25_query(query, filters, analyzed=analyzed, folded=folded, text_boost=s.bm25_text_boost,
+                          heading_boost=s.bm25_heading_boost, analyzed_boost=s.bm25_analyzed_boost,
+                          folded_boost=s.bm25_folded_boost)
+
+    def _search(self, index: str, size: int, **body: Any) -> Mapping[str, Any]:
+        if "retriever" not in body:
+            body["track_total_hits"] = False  # ranking only; the retriever form keeps defaults
+        try:
+            resp = self.client.search(index=index, size=size, source=list(es_schema.SOURCE_FIELDS), **body)
+        except NotFoundError as exc:
+            raise ElasticsearchBackendError(
+                f"{index} does not exist: no version of corpus {self.corpus} has been loaded") from exc
+        return _body(resp)
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        retriever = request.retriever
+        if retriever not in ("bm25", "dense", "hybrid"):
+            raise ValueError(f"retriever {retriever!r} is not served by Elasticsearch (bm25, dense, hybrid)")
+        if request.k <= 0 or not request.query.strip():
+            return []
+        target = self._target(request.filters)
+        if target is None:
+            return []
+        index, version = target
+        filters = filter_clauses(request.filters, version)
+        k = min(request.k, MAX_KNN)
+        factor = self.settings.num_candidates_factor
+
+        if retriever == "bm25":
+            return parse_hits(self._search(index, k, query=self.build_bm25(request.query, filters)), "bm25")
+        if retriever == "dense":
+            knn = knn_clause(self._vector(request.query), k, filters, num_candidates_factor=factor)
+            return parse_hits(self._search(index, k, knn=knn), "dense")
+
+        window = min(max(k, self.settings.hybrid_window), MAX_KNN)
+        bm25 = self.build_bm25(request.query, filters)
+        knn = knn_clause(self._vector(request.query), window, filters, num_candidates_factor=factor)
+        if self.settings.server_side_rrf:
+            retr = rrf_retriever(bm25, knn, rank_window_size=window, rank_constant=self.settings.rrf_k)
+            return parse_hits(self._search(index, k, retriever=retr), "hybrid")
+        lexical = parse_hits(self._search(index, window, query=bm25), "bm25")
+        dense = parse_hits(self._search(index, window, knn=knn), "dense")
+        return rrf({"bm25": lexical, "dense": dense}, k, rrf_k=self.settings.rrf_k)

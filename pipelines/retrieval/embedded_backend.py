@@ -1,0 +1,258 @@
+"""The embedded (laptop) search backend: LanceDB tables on disk, one per act version.
+
+Why one table per version plus a pointer file: a refresh builds the new version's table completely
+(rows, BM25 index, count check) before ``serving.json`` is replaced atomically, so a reader in a
+loop sees the old table or the new one, never a half-loaded one; older versions stay queryable
+(``as_of``) until pruned. BM25 runs on our own analysed tokens (LanceDB's tokenizer has no Polish
+stemmer), dense search on normalised vectors (cosine), fusion in our code (``fusion.rrf``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from lexpipe.layout import atomic_write_json
+from pipelines.retrieval.encoders import Encoder
+from pipelines.retrieval.fusion import rrf
+from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_to_articles
+
+os.environ.setdefault("LANCE_LOG", "error")  # lance's deprecation chatter is not for our users
+_SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing that could escape SQL
+CANDIDATES = 100  # per-retriever depth before fusion / article collapse
+
+
+class TextAnalyzer(Protocol):
+    id: str
+
+    def analyze(self, text: str) -> list[str]: ...
+
+    def fold(self, tokens: list[str]) -> list[str]: ...
+
+    def analyze_many(self, texts: Sequence[str], batch_size: int = 64) -> list[list[str]]: ...
+
+
+class SearchError(ValueError):
+    """A request the index cannot answer (unknown act, no version on that date): a 4xx."""
+
+
+@dataclass
+class BuildReport:
+    act_id: str
+    version: str
+    table: str
+    documents: int
+    vectors: int
+    seconds: float
+
+
+def _sql_in(column: str, values: Sequence[str]) -> str:
+    for v in values:
+        if not _SAFE.match(v):
+            raise SearchError(f"invalid {column} value {v!r}")
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+def where_clause(filters: Filters) -> str | None:
+    parts = []
+    if filters.statuses:
+        parts.append(_sql_in("status", filters.statuses))
+    if filters.jurisdictions:
+        parts.append(_sql_in("jurisdiction", filters.jurisdictions))
+    return " AND ".join(parts) or None
+
+
+class EmbeddedBackend:
+    def __init__(self, root: Path, *, encoder: Encoder, analyzer: TextAnalyzer, keep_versions: int = 3,
+                 grace_s: float = 600.0):
+        import lancedb
+
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.db = lancedb.connect(str(self.root / "lancedb"))
+        self.encoder, self.analyzer, self.keep, self.grace_s = encoder, analyzer, keep_versions, grace_s
+        self._tables: dict[str, object] = {}
+        self._gaius: dict[str, object] = {}
+        self._lock = threading.RLock()  # gaius() opens the table while holding it
+
+    # -- serving state ----------------------------------------------------------------------------
+    def _state_file(self, act_id: str) -> Path:
+        return self.root / "serving" / f"{act_id.replace(':', '_')}.json"
+
+    def state(self, act_id: str) -> dict:
+        p = self._state_file(act_id)
+        return json.loads(p.read_text()) if p.exists() else {"serving": None, "versions": {}}
+
+    def acts(self) -> list[str]:
+        d = self.root / "serving"
+        return sorted(json.loads(p.read_text())["act_id"] for p in d.glob("*.json")) if d.exists() else []
+
+    def serving_version(self, act_id: str) -> str | None:
+        return self.state(act_id)["serving"]
+
+    # -- building ---------------------------------------------------------------------------------
+    def documents(self, chunks: pa.Table, vectors: np.ndarray, jurisdiction: str) -> pa.Table:
+        """Chunk rows + analysed/folded token strings + vectors: what a table stores."""
+        texts = [f"{h}\n{t}" for h, t in zip(chunks["heading_path"].to_pylist(), chunks["text"].to_pylist())]
+        analysed = self.analyzer.analyze_many(texts)
+        n = chunks.num_rows
+        if vectors.shape != (n, self.encoder.dim):
+            raise ValueError(f"{n} chunks but vectors of shape {vectors.shape}")
+        return pa.table({
+            "chunk_id": chunks["chunk_id"], "article_id": chunks["article_id"], "act_id": chunks["act_id"],
+            "jurisdiction": pa.array([jurisdiction] * n), "version": pa.array([str(v) for v in chunks["version"].to_pylist()]),
+            "status": chunks["status"], "heading_path": chunks["heading_path"], "text": chunks["text"],
+            "text_analyzed": pa.array([" ".join(toks) for toks in analysed]),
+            "text_folded": pa.array([" ".join(self.analyzer.fold(toks)) for toks in analysed]),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(np.asarray(vectors, np.float32).ravel()), self.encoder.dim),
+        })
+
+    def build(self, act_id: str, version: str, chunks: pa.Table, vectors: np.ndarray) -> BuildReport:
+        """Create the version's table, index it, check it, then switch serving to it atomically."""
+        from lancedb.index import FTS
+
+        t0 = time.perf_counter()
+        docs = self.documents(chunks, vectors, act_id.split(":")[0])
+        name = f"chunks__{act_id.replace(':', '_')}__{version.replace('-', '_')}__{uuid.uuid4().hex[:8]}"
+        table = self.db.create_table(name, docs)
+        try:
+            for col in ("text_analyzed", "text_folded"):
+                table.create_index(col, config=FTS(base_tokenizer="whitespace", lower_case=False, stem=False,
+                                                   remove_stop_words=False, ascii_folding=False), replace=True)
+            if table.count_rows() != docs.num_rows:
+                raise RuntimeError(f"{name}: {table.count_rows()} rows after load, expected {docs.num_rows}")
+        except BaseException:
+            self.db.drop_table(name)
+            raise
+        self._switch(act_id, version, name, docs.num_rows)
+        return BuildReport(act_id, version, name, docs.num_rows, len(vectors), time.perf_counter() - t0)
+
+    def _switch(self, act_id: str, version: str, table: str, docs: int) -> None:
+        state = self.state(act_id)
+        old = state["versions"].get(version)
+        now = time.time()
+        state["act_id"] = act_id
+        state["versions"][version] = {"table": table, "documents": docs,
+                                      "built_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+        state["serving"] = max(state["versions"])
+        kept = sorted(state["versions"])[-self.keep:]
+        replaced = [state["versions"][v]["table"] for v in state["versions"] if v not in kept]
+        if old and old["table"] != table:
+            replaced.append(old["table"])
+        state["versions"] = {v: state["versions"][v] for v in kept}
+        # replaced tables are retired, not dropped: a reader that resolved one a moment ago may
+        # still be scanning it; they go once the grace period has passed
+        retired = state.get("retired", []) + [{"table": t, "retired_at": now} for t in replaced]
+        due = [r for r in retired if now - r["retired_at"] >= self.grace_s]
+        state["retired"] = [r for r in retired if r not in due]
+        atomic_write_json(self._state_file(act_id), state)
+        for r in due:
+            try:
+                self.db.drop_table(r["table"])
+            except Exception:  # already gone
+                pass
+
+    # -- searching --------------------------------------------------------------------------------
+    def _resolve(self, filters: Filters) -> list[tuple[str, str, str]]:
+        """(act_id, version, table) to search, honouring act, version and as_of filters."""
+        acts = list(filters.act_ids) or self.acts()
+        out = []
+        for act in acts:
+            state = self.state(act)
+            if not state["versions"]:
+                raise SearchError(f"unknown act {act!r} (indexed: {', '.join(self.acts()) or 'none'})")
+            if filters.version:
+                version = filters.version
+                if version not in state["versions"]:
+                    raise SearchError(f"{act} has no indexed version {version} (have {sorted(state['versions'])})")
+            elif filters.as_of:
+                older = [v for v in state["versions"] if v <= filters.as_of.isoformat()]
+                if not older:
+                    raise SearchError(f"{act} has no indexed version on or before {filters.as_of}")
+                version = max(older)
+            else:
+                version = state["serving"]
+            out.append((act, version, state["versions"][version]["table"]))
+        return out
+
+    def _table(self, name: str):
+        with self._lock:
+            if name not in self._tables:
+                self._tables[name] = self.db.open_table(name)
+            return self._tables[name]
+
+    def _hits(self, rows: list[dict], score_key: str, transform: Callable[[float], float] = float) -> list[Hit]:
+        return [Hit(r["chunk_id"], r["article_id"], r["act_id"], r["version"], transform(r[score_key]), i,
+                    r["heading_path"], r["text"], r["status"]) for i, r in enumerate(rows, 1)]
+
+    _COLS = ["chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status"]
+
+    def bm25(self, table: str, query: str, filters: Filters, k: int) -> list[Hit]:
+        from lancedb.query import MatchQuery
+
+        tokens = self.analyzer.analyze(query)
+        if not tokens:
+            return []
+        q = self._table(table).search(MatchQuery(" ".join(tokens), "text_analyzed"), query_type="fts")
+        where = where_clause(filters)
+        if where:
+            q = q.where(where, prefilter=True)
+        return self._hits(q.select([*self._COLS, "_score"]).limit(k).to_list(), "_score")
+
+    def dense(self, table: str, query: str, filters: Filters, k: int) -> list[Hit]:
+        vec = self.encoder.encode_queries([query])[0]
+        q = self._table(table).search(vec, vector_column_name="vector").metric("cosine")
+        where = where_clause(filters)
+        if where:
+            q = q.where(where, prefilter=True)
+        return self._hits(q.select([*self._COLS, "_distance"]).limit(k).to_list(), "_distance", lambda d: 1.0 - float(d))
+
+    def gaius(self, table: str, query: str, filters: Filters, k: int) -> list[Hit]:
+        from pipelines.retrieval.gaius import GaiusRetriever
+        from pipelines.retrieval.query_prep import strip_boilerplate
+
+        with self._lock:
+            if table not in self._gaius:
+                self._gaius[table] = GaiusRetriever(self._table(table).to_arrow())
+        return self._gaius[table].search(SearchRequest(strip_boilerplate(query), k, "gaius", filters))
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """Article-level hits (best chunk per article), ranked."""
+        try:
+            return self._search(request)
+        except (RuntimeError, OSError, ValueError) as exc:
+            if isinstance(exc, SearchError) or "not found" not in str(exc).lower():
+                raise
+            # the table we resolved was dropped after its grace period: resolve again, once
+            with self._lock:
+                self._tables.clear()
+                self._gaius.clear()
+            return self._search(request)
+
+    def _search(self, request: SearchRequest) -> list[Hit]:
+        per_table: list[list[Hit]] = []
+        for _act, _version, table in self._resolve(request.filters):
+            depth = max(CANDIDATES, 3 * request.k)
+            if request.retriever == "hybrid":
+                per_table.append(rrf({"bm25": self.bm25(table, request.query, request.filters, depth),
+                                      "dense": self.dense(table, request.query, request.filters, depth)}, depth))
+            elif request.retriever in ("bm25", "dense", "gaius"):
+                per_table.append(getattr(self, request.retriever)(table, request.query, request.filters, depth))
+            else:
+                raise SearchError(f"unknown retriever {request.retriever!r}")
+        merged = per_table[0] if len(per_table) == 1 else sorted(
+            (h for hits in per_table for h in hits), key=lambda h: -h.score)
+        for i, h in enumerate(merged, 1):
+            h.rank = i
+        return collapse_to_articles(merged, request.k)

