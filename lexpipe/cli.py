@@ -89,7 +89,9 @@ def _service(settings):
     from pipelines.retrieval.index_build import open_embedded_backend
     from pipelines.retrieval.service import SearchService
 
-    return SearchService(open_embedded_backend(Layout(settings.home)))
+    from pipelines.retrieval.encoders import get_encoder
+
+    return SearchService(open_embedded_backend(Layout(settings.home), encoder=get_encoder(settings.encoder)))
 
 
 def cmd_search(args: argparse.Namespace) -> int:

@@ -30,3 +30,32 @@ def rrf(rankings: Mapping[str, Sequence[Hit]], k: int, *, rrf_k: int = RRF_K,
         out.append(Hit(h.chunk_id, h.article_id, h.act_id, h.version, scores[cid], i, h.heading_path,
                        h.text, h.status, dict(sources[cid])))
     return out
+
+
+def zscore_fusion(rankings: Mapping[str, Sequence[Hit]], k: int,
+                  weights: Mapping[str, float] | None = None) -> list[Hit]:
+    """score(d) = Σ_r w_r · z_r(d), z = (score − mean) / std within each ranking's candidates.
+
+    Why besides RRF: ranks throw away how far ahead a retriever's best match is; on the exam
+    questions of 2012–2020 (tuning set) this fusion beat every weighted RRF at rank 1. A document
+    missing from a ranking gets nothing from it."""
+    import statistics
+
+    total: dict[str, float] = {}
+    best: dict[str, Hit] = {}
+    sources: dict[str, dict[str, int]] = {}
+    for name, hits in rankings.items():
+        w = 1.0 if weights is None else weights.get(name, 1.0)
+        if not hits or not w:
+            continue
+        scores = [h.score for h in hits]
+        mean = statistics.fmean(scores)
+        std = statistics.pstdev(scores) or 1.0
+        for h in hits:
+            total[h.chunk_id] = total.get(h.chunk_id, 0.0) + w * (h.score - mean) / std
+            sources.setdefault(h.chunk_id, {})[name] = h.rank
+            if h.chunk_id not in best or h.rank < best[h.chunk_id].rank:
+                best[h.chunk_id] = h
+    order = sorted(total, key=lambda c: (-total[c], min(sources[c].values()), c))[:k]
+    return [Hit(best[c].chunk_id, best[c].article_id, best[c].act_id, best[c].version, total[c], i,
+                best[c].heading_path, best[c].text, best[c].status, dict(sources[c])) for i, c in enumerate(order, 1)]

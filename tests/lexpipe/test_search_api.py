@@ -1,0 +1,126 @@
+"""The search API and CLI: happy path, pagination, and bad input answered with 4xx / exit 2."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+import pytest
+from fastapi.testclient import TestClient
+
+from lexpipe.api import create_app
+from lexpipe.cli import main
+from lexpipe.layout import Layout
+from pipelines.retrieval.analyzers import get_analyzer
+from pipelines.retrieval.embedded_backend import EmbeddedBackend
+from pipelines.retrieval.encoders import HashingEncoder
+from pipelines.retrieval.index_build import index_root
+from pipelines.retrieval.service import SearchService
+
+TEXTS = {
+    "22^1": "Za konsumenta uważa się osobę fizyczną dokonującą z przedsiębiorcą czynności prawnej.",
+    "709^2": "Umowa leasingu wymaga zachowania formy dokumentowej.",
+    "220": "Roszczenie o zniesienie współwłasności nie ulega przedawnieniu.",
+    "2": "(uchylony)",
+    "535": "Przez umowę sprzedaży sprzedawca zobowiązuje się przenieść na kupującego własność rzeczy.",
+    "659": "Przez umowę najmu wynajmujący zobowiązuje się oddać najemcy rzecz do używania.",
+}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Layout:
+    layout = Layout(tmp_path_factory.mktemp("api"))
+    nums = list(TEXTS)
+    chunks = pa.table({
+        "chunk_id": [f"pl:kc:art:{n}#0" for n in nums], "article_id": [f"pl:kc:art:{n}" for n in nums],
+        "act_id": ["pl:kc"] * len(nums), "version": [dt.date(2025, 11, 13)] * len(nums),
+        "heading_path": [f"Art. {n}" for n in nums], "text": list(TEXTS.values()),
+        "status": ["repealed" if n == "2" else "in_force" for n in nums], "content_hash": nums})
+    enc = HashingEncoder()
+    backend = EmbeddedBackend(index_root(layout), encoder=enc, analyzer=get_analyzer("pl"))
+    backend.build("pl:kc", "2025-11-13", chunks, enc.encode_passages(list(TEXTS.values())))
+    return layout
+
+
+@pytest.fixture(scope="module")
+def client(home) -> TestClient:
+    backend = EmbeddedBackend(index_root(home), encoder=HashingEncoder(), analyzer=get_analyzer("pl"))
+    return TestClient(create_app(SearchService(backend)))
+
+
+def test_search_get_and_post(client):
+    r = client.get("/search", params={"q": "umowa leasingu forma dokumentowa", "retriever": "bm25", "k": 3})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["hits"][0]["article_id"] == "pl:kc:art:709^2" and body["versions"] == {"pl:kc": "2025-11-13"}
+    r2 = client.post("/search", json={"q": "umowa leasingu forma dokumentowa", "retriever": "bm25", "k": 3})
+    assert r2.json()["hits"] == body["hits"]
+    assert client.get("/openapi.json").status_code == 200
+
+
+def test_pagination(client):
+    full = client.get("/search", params={"q": "umowa rzecz", "retriever": "dense", "k": 4}).json()["hits"]
+    page2 = client.get("/search", params={"q": "umowa rzecz", "retriever": "dense", "k": 2, "offset": 2}).json()["hits"]
+    assert len(full) == 4
+    assert [h["article_id"] for h in page2] == [h["article_id"] for h in full[2:4]]
+    assert [h["rank"] for h in page2] == [3, 4]
+
+
+@pytest.mark.parametrize("params", [
+    {"q": ""}, {"q": "umowa", "retriever": "tfidf"}, {"q": "umowa", "k": 0}, {"q": "umowa", "k": 10000},
+    {"q": "umowa", "offset": -1},
+])
+def test_bad_parameters_are_422(client, params):
+    r = client.get("/search", params=params)
+    assert r.status_code == 422, r.text
+
+
+@pytest.mark.parametrize("params,fragment", [
+    ({"q": "umowa", "act": "pl:kk"}, "unknown act"),
+    ({"q": "umowa", "act": "DROP TABLE"}, "act must look like"),
+    ({"q": "umowa", "as_of": "2024-13-45"}, "as_of must be a date"),
+    ({"q": "umowa", "as_of": "1990-01-01"}, "on or before"),
+    ({"q": "umowa", "status": "x' OR 1=1"}, "status must be one of"),
+])
+def test_unanswerable_requests_are_400(client, params, fragment):
+    r = client.get("/search", params=params)
+    assert r.status_code == 400 and fragment in r.json()["detail"], r.text
+
+
+def test_huge_query_is_refused_not_crashed(client):
+    r = client.post("/search", json={"q": "umowa " * 20000})  # ~120 kB
+    assert r.status_code == 422
+
+
+def test_query_syntax_is_just_text(client):
+    r = client.get("/search", params={"q": '"*:( OR AND title:x) umowę najmu wynajmujący', "retriever": "hybrid", "k": 2})
+    assert r.status_code == 200 and r.json()["hits"][0]["article_id"] == "pl:kc:art:659"
+
+
+def test_status_filter(client):
+    hits = client.get("/search", params={"q": "uchylony", "retriever": "bm25", "status": "repealed"}).json()["hits"]
+    assert [h["article_id"] for h in hits] == ["pl:kc:art:2"]
+
+
+def test_health(client):
+    assert client.get("/health").json() == {"status": "ok", "serving": {"pl:kc": "2025-11-13"}}
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["", ], "query is empty"), (["umowa", "--k", "0"], "k must be between"),
+    (["umowa", "--retriever", "tfidf"], "unknown retriever"), (["umowa", "--as-of", "2024-13-45"], "must be a date"),
+    (["umowa", "--act", "pl:kk"], "unknown act"), (["x" * 100_000], "the limit is"),
+])
+def test_cli_bad_input(home, monkeypatch, capsys, argv, fragment):
+    monkeypatch.setenv("LEXPIPE_ENCODER", "hashing")
+    assert main(["search", *argv, "--home", str(home.home)]) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_cli_json(home, monkeypatch, capsys):
+    import json
+
+    monkeypatch.setenv("LEXPIPE_ENCODER", "hashing")
+    assert main(["search", "umowę najmu wynajmujący", "--retriever", "bm25", "--k", "2", "--json", "--home", str(home.home)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["hits"][0]["article_id"] == "pl:kc:art:659" and len(out["hits"]) == 2
