@@ -3,8 +3,8 @@
     .venv/bin/python bench/analyzers.py [--articles PATH] [--chunks PATH] [--exams DIR]
 
 Corpus: the Civil Code articles of one corpus version (default
-/tmp/lk/home3/corpus/pl/kc/2025-11-13/articles.parquet; build it with
-``lexpipe run --home /tmp/lk/home3``). Queries: the unique Civil Code questions of the 2021–2023
+$LEXPIPE_HOME/corpus/pl/kc/2025-11-13/articles.parquet; build it with
+``lexpipe run``). Queries: the unique Civil Code questions of the 2021–2023
 exams (``legal_basis`` ending in "k.c."); gold = ``pl:kc:art:<number after "art. ">``.
 Retrieval: a self-contained Okapi BM25 (k1=1.2, b=0.75, Lucene idf ln(1+(N-df+.5)/(df+.5)),
 every query-token occurrence counts) over article texts. Query = the question ("q") or the
@@ -124,7 +124,7 @@ def sign_test(a: list[int], b: list[int]) -> tuple[int, int, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--articles", default="/tmp/lk/home3/corpus/pl/kc/2025-11-13/articles.parquet")
+    ap.add_argument("--articles", default=str(Path(str(Path(os.environ.get("LEXPIPE_HOME", ".lexpipe")) / "corpus" / "pl" / "kc" / "2025-11-13")) / "articles.parquet"))
     ap.add_argument("--chunks", default=None, help="default: chunks.parquet beside --articles")
     ap.add_argument("--exams", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"
                                            / "pl" / "exams"))

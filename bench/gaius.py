@@ -86,8 +86,8 @@ def evaluate(retriever: GaiusRetriever, questions, prep) -> dict[str, float]:
 def main() -> None:
     shared = Path(os.environ.get("LEXPIPE_SAMPLE_DIR", REPO.parent / "shared" / "data"))
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", default="/tmp/lk/home3/corpus/pl/kc/2025-11-13",
-                    help="folder with chunks.parquet (build: lexpipe run --home /tmp/lk/home3)")
+    ap.add_argument("--corpus", default=str(Path(os.environ.get("LEXPIPE_HOME", ".lexpipe")) / "corpus" / "pl" / "kc" / "2025-11-13"),
+                    help="folder with chunks.parquet (build it with: lexpipe run)")
     ap.add_argument("--exams", default=str(shared / "pl" / "exams"))
     ap.add_argument("--years", default="2021,2022,2023")
     ap.add_argument("--ref-queries", type=int, default=5, help="questions timed with the slow reference")

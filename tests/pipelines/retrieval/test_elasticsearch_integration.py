@@ -33,7 +33,7 @@ from pipelines.retrieval.interface import Filters, SearchRequest, collapse_to_ar
 
 DIMS = 384
 V1, V2, V3 = "2025-11-13", "2026-01-01", "2026-02-01"
-CHUNKS = Path(os.environ.get("LEXPIPE_ES_SAMPLE_CHUNKS", "/tmp/lk/home3/corpus/pl/kc/2025-11-13/chunks.parquet"))
+CHUNKS = Path(os.environ.get("LEXPIPE_ES_SAMPLE_CHUNKS", ".lexpipe/corpus/pl/kc/2025-11-13/chunks.parquet"))
 
 # Used when no published corpus is at hand (real article texts, version 2025-11-13).
 EMBEDDED = [
