@@ -18,14 +18,11 @@ def _console():
 
 def cmd_run(args: argparse.Namespace) -> int:
     from lexpipe.runner import ensure_dagster_home, run_corpus
-    from lexpipe.settings import get_settings
     from pipelines.corpus_store import CorpusStore
     from lexpipe.layout import Layout
 
     ensure_dagster_home()
-    settings = get_settings()
-    if args.home:
-        settings = settings.model_copy(update={"home": Path(args.home)})
+    settings = _settings(args)
     console = _console()
     console.print(f"[bold]lexpipe run[/] home={settings.home} offline={settings.offline} "
                   f"sample_dir={settings.sample_dir}")
@@ -126,7 +123,13 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pipelines.retrieval.index_build import index_step
 
     layout = Layout(_settings(args).home)
-    versions = args.version or CorpusStore(layout).published_versions("pl:kc")
+    published = CorpusStore(layout).published_versions("pl:kc")
+    versions = args.version or published
+    unknown = [v for v in versions if v not in published]
+    if unknown or not versions:
+        print(f"lexpipe index: no published pl:kc version {', '.join(unknown) or '(none)'}; "
+              f"published: {', '.join(published) or 'none — run `lexpipe run` first'}", file=sys.stderr)
+        return 2
     for v in versions:
         report = index_step(layout, act_id="pl:kc", version=v,
                             progress=lambda d, n: print(f"\r  embedding {d}/{n}", end="", flush=True))

@@ -124,3 +124,11 @@ def test_cli_json(home, monkeypatch, capsys):
     assert main(["search", "umowę najmu wynajmujący", "--retriever", "bm25", "--k", "2", "--json", "--home", str(home.home)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["hits"][0]["article_id"] == "pl:kc:art:659" and len(out["hits"]) == 2
+
+
+@pytest.mark.parametrize("argv", [["--version", "1999-01-01"], []])
+def test_cli_index_refuses_unpublished_versions(tmp_path, capsys, argv):
+    assert main(["index", *argv, "--home", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no published pl:kc version" in err and "lexpipe run" in err
+    assert not (tmp_path / "index").exists()  # nothing built, nothing lost
