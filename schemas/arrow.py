@@ -111,8 +111,44 @@ DIFF = pa.schema([
     _f("unified_diff", pa.string(), "word-level diff of old → new text"),
 ])
 
+# Benchmark questions with gold legal references (pipelines/benchmarks): Polish entrance exams from
+# the compiled JSONL and the official PDFs, and GerLayQA. One table so retrieval and answer jobs
+# evaluate every benchmark the same way; sources without options leave options/gold_option null.
+BENCHMARK_OPTION = pa.struct([
+    _f("letter", pa.string(), "A | B | C (| D)", nullable=False),
+    _f("text", pa.string(), "option text as printed", nullable=False),
+])
+
+GOLD_REF = pa.struct([
+    _f("act_id", pa.string(), "pl:kc, pl:kpc, pl:ustawa:<title slug>, eu:tfeu, de:bgb; null if no act was named"),
+    _f("unit_id", pa.string(), "most specific cited unit, corpus id scheme: pl:kc:art:109^1:par:2, …:pt:3, …:ust:1"),
+    _f("article_id", pa.string(), "its article: pl:kc:art:109^1 (de:bgb:par:573b for BGB sections)"),
+    _f("in_corpus", pa.bool_(), "the act is in the corpus (today only pl:kc): the id can be joined", nullable=False),
+    _f("raw", pa.string(), "this reference alone as a citation, act as printed: 'art. 58 § 2 k.c.'", nullable=False),
+])
+
+BENCHMARK_QUESTIONS = pa.schema([
+    _f("id", pa.string(), "benchmark:source#question_id, e.g. pl_exams:pl/exams/2025/notarialny.jsonl#12", nullable=False),
+    _f("benchmark", pa.string(), "pl_exams | gerlayqa", nullable=False),
+    _f("source", pa.string(), "file relative to the sample dir (the question PDF for PDF exams)", nullable=False),
+    _f("source_format", pa.string(), "jsonl | pdf | json", nullable=False),
+    _f("year", pa.int32(), "exam year"),
+    _f("exam", pa.string(), "adwokacki_radcowy | komorniczy | notarialny"),
+    _f("exam_date", pa.date32(), "exam day (PDF sources)"),
+    _f("question_id", pa.string(), "number in the exam ('12'); 0-based position for GerLayQA", nullable=False),
+    _f("language", pa.string(), "pl | de", nullable=False),
+    _f("question", pa.string(), "question text, lines joined, hyphenation resolved", nullable=False),
+    _f("options", pa.list_(BENCHMARK_OPTION), "answer options in letter order; null without options"),
+    _f("gold_option", pa.string(), "letter of the correct option; null without options"),
+    _f("legal_basis", pa.string(), "gold legal basis as printed (superscripts ^N); '; '-joined for GerLayQA", nullable=False),
+    _f("gold_refs", pa.list_(GOLD_REF), "legal_basis parsed into unit references, in citation order"),
+    _f("text_hash", pa.string(), "sha256 of normalised question + options: the dedup key", nullable=False),
+    _f("also_in", pa.list_(pa.string()), "ids of the same question in later sources (dropped as duplicates)"),
+])
+
 SCHEMAS: dict[str, pa.Schema] = {
     "acts": ACTS, "articles": ARTICLES, "nodes": NODES, "chunks": CHUNKS, "diff": DIFF,
+    "benchmark_questions": BENCHMARK_QUESTIONS,
 }
 
 

@@ -192,3 +192,94 @@ def nodes_suite() -> ExpectationSuite:
         ),
     ]
     return _suite("nodes", ex)
+
+
+BENCHMARKS = ("pl_exams", "gerlayqa")
+BENCHMARK_LANGUAGES = ("pl", "de")
+OPTION_LETTERS = ("A", "B", "C", "D")
+
+
+def benchmark_questions_suite(min_rows: int | None = None) -> ExpectationSuite:
+    """Suite for the prepared benchmark-questions frame
+    (``pipelines.benchmarks.benchmark_table.prepare_benchmark_frame``), which adds:
+
+    * ``option_count`` — number of options (0 when ``options`` is null);
+    * ``gold_option_listed`` — the gold letter is one of the options' letters (True without options);
+    * ``gold_ref_count`` / ``unresolved_ref_count`` — parsed gold references, and those whose act
+      could not be determined (null ``act_id``).
+
+    ``min_rows`` guards against a source silently dropping out of the nightly build.
+    """
+    _, gxe, Column = _gx()
+    exam = Column("benchmark") == "pl_exams"
+    ex: list[Any] = [
+        gxe.ExpectColumnValuesToBeUnique(
+            column="id", meta={"reason": "question ids must be unique: answer jobs and metrics key results by id"}
+        ),
+        gxe.ExpectColumnValuesToBeUnique(
+            column="text_hash", meta={"reason": "the builder keeps one row per distinct question (text + options); "
+                                                "a duplicate would count the same question twice in every metric"}
+        ),
+    ]
+    for col, why in (
+        ("id", "every question needs its id"),
+        ("benchmark", "metrics are reported per benchmark"),
+        ("source", "the source file says where to look when a row is wrong"),
+        ("question_id", "the question number ties the row back to its source"),
+        ("language", "retrievers and answer prompts switch on the language"),
+        ("question", "a question without text cannot be asked"),
+        ("legal_basis", "the raw legal basis is the gold standard the refs are parsed from"),
+        ("text_hash", "text_hash is the dedup key"),
+    ):
+        ex.append(gxe.ExpectColumnValuesToNotBeNull(column=col, meta={"reason": why}))
+    ex += [
+        gxe.ExpectColumnValuesToBeInSet(
+            column="benchmark", value_set=list(BENCHMARKS), meta={"reason": "consumers switch on the benchmark name"}
+        ),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="language", value_set=list(BENCHMARK_LANGUAGES),
+            meta={"reason": "only Polish and German questions are loaded; another value is a loader bug"},
+        ),
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="question", regex=r"\S", meta={"reason": "an empty question text means the parser lost it"}
+        ),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="gold_option", value_set=list(OPTION_LETTERS),
+            meta={"reason": "the gold option is one letter A–D (null only for benchmarks without options)"},
+        ),
+        gxe.ExpectColumnValuesToNotBeNull(
+            column="gold_option", row_condition=exam,
+            meta={"reason": "every exam question has a correct option in the answer key"},
+        ),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="option_count", min_value=2, max_value=len(OPTION_LETTERS), row_condition=exam,
+            meta={"reason": "exam questions have 2–4 options (3 since 2012); fewer means options were "
+                            "merged into the question text or lost at a page break"},
+        ),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="gold_option_listed", value_set=[True],
+            meta={"reason": "the gold letter must be one of the question's options, or the answer key was "
+                            "paired with the wrong question"},
+        ),
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="question_id", regex=r"^\d+$", row_condition=exam,
+            meta={"reason": "exam questions are numbered; a non-number means the numbering was misread"},
+        ),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="gold_ref_count", min_value=1,
+            meta={"reason": "every question cites at least one unit; zero means the legal-basis parser did "
+                            "not understand the citation and retrieval cannot be scored"},
+        ),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="unresolved_ref_count", max_value=0,
+            meta={"reason": "every cited unit should name its act (k.c., ustawy z dnia … o …); an unresolved "
+                            "act means an abbreviation missing from pipelines.benchmarks.legal_basis.CODES"},
+        ),
+    ]
+    if min_rows is not None:
+        ex.append(gxe.ExpectTableRowCountToBeBetween(
+            min_value=min_rows,
+            meta={"reason": f"the benchmark table should hold at least {min_rows} questions; fewer means a "
+                            "source file went missing or a loader stopped early"},
+        ))
+    return _suite("benchmark_questions", ex, min_rows=min_rows)
