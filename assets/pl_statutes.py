@@ -134,15 +134,17 @@ def published(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.M
 
 
 @dg.asset(key=PREFIX + ["search_index"], deps=[published], partitions_def=versions, group_name=GROUP,
-          kinds={"lancedb"}, description="Hybrid search index (BM25 on analysed text + dense vectors) of the "
-                                         "version; only chunks whose text changed are re-embedded.")
+          kinds={"lancedb", "elasticsearch"},
+          description="Hybrid search index (BM25 on analysed text + dense vectors) of the version, in the "
+                      "embedded LanceDB backend or, when a cluster is configured, Elasticsearch; only chunks "
+                      "whose text changed are re-embedded.")
 def search_index(context: dg.AssetExecutionContext, storage: CorpusStorage,
                  search_config: SearchConfig) -> dg.MaterializeResult:
     from pipelines.retrieval.encoders import get_encoder
-    from pipelines.retrieval.index_build import index_step, open_embedded_backend
+    from pipelines.retrieval.index_build import index_step
 
     encoder = get_encoder(search_config.encoder)
-    backend = open_embedded_backend(storage.layout, encoder=encoder, keep_versions=search_config.keep_versions)
+    backend = search_config.open_backend(storage.layout, act_id=ACT_ID, encoder=encoder)
     last = [0.0]
 
     def progress(done: int, total: int) -> None:
@@ -154,11 +156,13 @@ def search_index(context: dg.AssetExecutionContext, storage: CorpusStorage,
                         encoder=encoder, progress=progress)
     context.log.info(f"{ACT_ID} {report.version}: {report.documents} documents indexed, {report.embedded} embedded "
                      f"({report.chunks_per_s:.1f} chunks/s), {report.cached} from cache")
+    context.log.info(f"{ACT_ID} {report.version}: loaded into {report.backend} {report.table}, serving via {report.alias}")
     return dg.MaterializeResult(metadata={
-        "documents": report.documents, "vectors": report.documents, "embedded_chunks": report.embedded,
+        "documents": report.documents, "vectors": report.vectors, "embedded_chunks": report.embedded,
         "cached_embeddings": report.cached, "chunks_per_s": round(report.chunks_per_s, 2),
         "embed_seconds": round(report.embed_seconds, 1), "build_seconds": round(report.build_seconds, 2),
         "encoder": encoder.id, "backend": report.backend, "table": report.table,
+        "physical_index": report.table, "alias": report.alias,
         "serving_version": backend.serving_version(ACT_ID) or "none"})
 
 

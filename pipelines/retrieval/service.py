@@ -64,8 +64,19 @@ def build_request(query: str, *, k: int = 10, retriever: str = "hybrid", acts: l
 
 
 class SearchService:
+    """Validated searches over one backend. Both backends raise ``SearchError`` (the
+    Elasticsearch one a subclass of it) for requests the index cannot answer: a 4xx here."""
+
     def __init__(self, backend):
         self.backend = backend
+
+    @classmethod
+    def from_settings(cls, settings) -> "SearchService":
+        """Over the backend ``settings`` configure (``index_build.open_backend``: Elasticsearch
+        when ``elasticsearch_url`` is set, else embedded)."""
+        from pipelines.retrieval.index_build import open_backend
+
+        return cls(open_backend(settings))
 
     def search(self, query: str, *, offset: int = 0, **kw) -> SearchPage:
         from pipelines.retrieval.embedded_backend import SearchError

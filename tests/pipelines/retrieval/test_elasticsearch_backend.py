@@ -1,211 +1,34 @@
 """Elasticsearch backend against a loopback fake that records and answers what the real
-elasticsearch-py 9.x client sends (compat headers, product check, NDJSON bulk)."""
+elasticsearch-py 9.x client sends (compat headers, product check, NDJSON bulk, scroll scans).
+
+Behaviour shared with the embedded backend (article-level hits, filters, 4xx errors, versions)
+is tested on both backends in test_backend_conformance.py; this module checks the exact request
+bodies and the Elasticsearch-only mechanics (aliases, bulk retries, cleanup)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import fnmatch
 import hashlib
-import json
-import re
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from elasticsearch import Elasticsearch, UnsupportedProductError
-from werkzeug import Request, Response
 
 from pipelines.retrieval.elasticsearch_backend import (
-    BulkLoadError, ElasticsearchBackend, ElasticsearchSettings, IndexLoadError,
+    BulkLoadError, ElasticsearchBackend, ElasticsearchSearchError, ElasticsearchSettings, IndexLoadError,
 )
-from pipelines.retrieval.fusion import rrf
-from pipelines.retrieval.interface import Filters, Hit, SearchRequest
+from pipelines.retrieval.embedded_backend import RRF_CONFIG, HybridConfig, SearchError
+from pipelines.retrieval.fusion import rrf, zscore_fusion
+from pipelines.retrieval.gaius import GaiusRetriever
+from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_to_articles
+from pipelines.retrieval.query_prep import strip_boilerplate
 from schemas import elasticsearch as es_schema
 
-COMPAT_JSON = "application/vnd.elasticsearch+json;compatible-with=9"
-PRODUCT = {"X-Elastic-Product": "Elasticsearch"}
+from fake_elasticsearch import FakeElasticsearch, Recorded, walk  # tests/, on sys.path via conftest
+
 SERVING = "lexpipe-chunks-pl-kc"
 HISTORY = "lexpipe-chunks-pl-kc-all"
 NASTY = '"*:( OR AND title:x'
-
-
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    args: dict[str, str]
-    headers: dict[str, str]
-    raw: bytes
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.raw) if self.raw else None
-
-    @property
-    def ndjson(self) -> list[Any]:
-        return [json.loads(line) for line in self.raw.decode().splitlines() if line.strip()]
-
-
-class FakeElasticsearch:
-    """In-memory stand-in for the endpoints the backend uses; every request is recorded."""
-
-    def __init__(self, httpserver):
-        self.requests: list[Recorded] = []
-        self.indices: dict[str, dict[str, Any]] = {}
-        self.plugins: list[str] = []
-        self.product_header = True
-        self.bulk_top_level_429 = 0  # answer this many _bulk requests with a whole-request 429
-        self.item_429: dict[str, int] = {}  # chunk id → times to reject it with 429
-        self.item_reject: dict[str, tuple[int, dict]] = {}  # chunk id → permanent item error
-        self.count_delta = 0
-        self.fail_aliases = False
-        self.rankings: dict[str, list[str]] = {"bm25": [], "dense": [], "rrf": []}
-        self._clock = 1_700_000_000_000
-        httpserver.expect_request(re.compile(r"^/.*$")).respond_with_handler(self.handle)
-
-    # ------------------------------------------------------------------ helpers
-    def of(self, method: str, pattern: str) -> list[Recorded]:
-        return [r for r in self.requests if r.method == method and re.fullmatch(pattern, r.path)]
-
-    def aliases_of(self, alias: str) -> set[str]:
-        return {n for n, i in self.indices.items() if alias in i["aliases"]}
-
-    def _reply(self, body: Any, status: int = 200) -> Response:
-        headers = dict(PRODUCT) if self.product_header else {}
-        return Response(json.dumps(body), status=status, headers=headers, content_type=COMPAT_JSON)
-
-    def _error(self, status: int, type_: str, reason: str) -> Response:
-        return self._reply({"error": {"type": type_, "reason": reason}, "status": status}, status)
-
-    def _resolve(self, expr: str, strict: bool = True) -> list[str] | None:
-        out: list[str] = []
-        for part in expr.split(","):
-            if any(c in part for c in "*?"):
-                out += [n for n, i in self.indices.items()
-                        if fnmatch.fnmatch(n, part) or any(fnmatch.fnmatch(a, part) for a in i["aliases"])]
-            elif part in self.indices:
-                out.append(part)
-            elif self.aliases_of(part):
-                out += sorted(self.aliases_of(part))
-            elif strict:
-                return None
-        return sorted(set(out))
-
-    # ------------------------------------------------------------------ dispatch
-    def handle(self, request: Request) -> Response:
-        rec = Recorded(request.method, request.path, dict(request.args), dict(request.headers),
-                       request.get_data())
-        self.requests.append(rec)
-        parts = [p for p in request.path.split("/") if p]
-        m = request.method
-        if parts == ["_nodes", "plugins"]:
-            return self._reply({"nodes": {"node-1": {"name": "n1", "plugins": [
-                {"name": p, "version": "9.1.0"} for p in self.plugins]}}})
-        if parts == ["_bulk"]:
-            return self._bulk(rec)
-        if parts == ["_aliases"] and m == "POST":
-            return self._update_aliases(rec.json["actions"])
-        if len(parts) == 1 and m == "PUT":
-            return self._create(parts[0], rec.json)
-        if len(parts) == 1 and m == "GET":
-            names = self._resolve(parts[0], strict=rec.args.get("ignore_unavailable") != "true")
-            if names is None:
-                return self._error(404, "index_not_found_exception", f"no such index [{parts[0]}]")
-            return self._reply({n: self._describe(n) for n in names})
-        if len(parts) == 1 and m == "DELETE":
-            names = self._resolve(parts[0], strict=rec.args.get("ignore_unavailable") != "true")
-            if names is None:
-                return self._error(404, "index_not_found_exception", f"no such index [{parts[0]}]")
-            for n in names:
-                del self.indices[n]
-            return self._reply({"acknowledged": True})
-        if len(parts) == 2 and parts[1] == "_refresh":
-            return self._reply({"_shards": {"total": 1, "successful": 1, "failed": 0}})
-        if len(parts) == 2 and parts[1] == "_count":
-            names = self._resolve(parts[0]) or []
-            n = sum(len(self.indices[i]["docs"]) for i in names) + self.count_delta
-            return self._reply({"count": n, "_shards": {"total": 1, "successful": 1, "failed": 0}})
-        if len(parts) == 2 and parts[1] == "_search":
-            names = self._resolve(parts[0])
-            if names is None:
-                return self._error(404, "index_not_found_exception", f"no such index [{parts[0]}]")
-            return self._search(names, rec.json)
-        if len(parts) == 3 and parts[1] == "_alias" and m == "HEAD":
-            ok = parts[0] in self.indices and parts[2] in self.indices[parts[0]]["aliases"]
-            return Response(status=200 if ok else 404, headers=PRODUCT)
-        return self._error(400, "fake_unsupported", f"{m} {request.path}")
-
-    def _describe(self, name: str) -> dict[str, Any]:
-        i = self.indices[name]
-        return {"aliases": {a: {} for a in sorted(i["aliases"])}, "mappings": i["body"]["mappings"],
-                "settings": {"index": {"creation_date": str(i["created"]), "number_of_shards": "1"}}}
-
-    def _create(self, name: str, body: dict) -> Response:
-        if name in self.indices:
-            return self._error(400, "resource_already_exists_exception", f"index [{name}] already exists")
-        self._clock += 1000
-        self.indices[name] = {"body": body, "aliases": set(), "docs": {}, "created": self._clock}
-        return self._reply({"acknowledged": True, "shards_acknowledged": True, "index": name})
-
-    def _bulk(self, rec: Recorded) -> Response:
-        if self.bulk_top_level_429 > 0:
-            self.bulk_top_level_429 -= 1
-            return self._error(429, "es_rejected_execution_exception", "rejected execution of bulk")
-        lines = rec.ndjson
-        items, errors = [], False
-        for action, source in zip(lines[0::2], lines[1::2]):
-            op, meta = next(iter(action.items()))
-            idx, _id = meta["_index"], meta["_id"]
-            if self.item_429.get(_id, 0) > 0:
-                self.item_429[_id] -= 1
-                errors = True
-                items.append({op: {"_index": idx, "_id": _id, "status": 429, "error": {
-                    "type": "es_rejected_execution_exception", "reason": "write queue full"}}})
-            elif _id in self.item_reject:
-                status, err = self.item_reject[_id]
-                errors = True
-                items.append({op: {"_index": idx, "_id": _id, "status": status, "error": err}})
-            elif idx not in self.indices:
-                errors = True
-                items.append({op: {"_index": idx, "_id": _id, "status": 404, "error": {
-                    "type": "index_not_found_exception", "reason": idx}}})
-            else:
-                self.indices[idx]["docs"][_id] = source
-                items.append({op: {"_index": idx, "_id": _id, "status": 201, "result": "created"}})
-        return self._reply({"took": 3, "errors": errors, "items": items})
-
-    def _update_aliases(self, actions: list[dict]) -> Response:
-        if self.fail_aliases:
-            return self._error(500, "fake_failure", "alias update failed")
-        for a in actions:  # validate everything first: the real call is atomic
-            op, spec = next(iter(a.items()))
-            if spec["index"] not in self.indices:
-                return self._error(404, "index_not_found_exception", spec["index"])
-            if op == "remove" and spec["alias"] not in self.indices[spec["index"]]["aliases"]:
-                return self._error(404, "aliases_not_found_exception", spec["alias"])
-        for a in actions:
-            op, spec = next(iter(a.items()))
-            aliases = self.indices[spec["index"]]["aliases"]
-            (aliases.add if op == "add" else aliases.discard)(spec["alias"])
-        return self._reply({"acknowledged": True, "errors": False})
-
-    def _search(self, names: list[str], body: dict) -> Response:
-        all_docs = [d for n in names for d in self.indices[n]["docs"].values()]
-        if "aggs" in body:  # as_of resolution: newest version <= lte
-            lte = next(c["range"]["version_date"]["lte"] for c in body["query"]["bool"]["filter"] if "range" in c)
-            versions = sorted({d["version"] for d in all_docs if d["version_date"] <= lte}, reverse=True)
-            buckets = [{"key": v, "doc_count": 1} for v in versions[:1]]
-            return self._reply({"hits": {"hits": []}, "aggregations": {"latest": {"buckets": buckets}}})
-        pinned = {v["version"] for k, v in _walk(body) if k == "term" and "version" in v}
-        docs = {d["chunk_id"]: d for d in all_docs if not pinned or d["version"] in pinned}
-        kind = "rrf" if "retriever" in body else "dense" if "knn" in body else "bm25"
-        fields = body.get("_source")
-        hits = []
-        for i, cid in enumerate(self.rankings[kind]):
-            if cid in docs:
-                src = {k: v for k, v in docs[cid].items() if fields is None or k in fields}
-                hits.append({"_index": names[0], "_id": cid, "_score": 10.0 - i, "_source": src})
-        return self._reply({"took": 1, "timed_out": False, "hits": {"hits": hits[: body.get("size", 10)]}})
 
 
 # ---------------------------------------------------------------------- fixtures
@@ -225,6 +48,7 @@ def make_docs(version: str, n: int = 6) -> list[dict[str, Any]]:
             "repealed" if i == 2 else "in_force", "number": str(i),
             "heading_path": f"KSIĘGA PIERWSZA › Art. {i}", "text": text,
             "text_analyzed": f"przepis {i} o zobowiązanie w wersja", "text_folded": f"przepis {i} o zobowiazaniach",
+            "text_bigrams": f"przepis_{i} {i}_o o_zobowiązanie zobowiązanie_w w_wersja", "position": i - 1,
             "vector": vec(text), "token_count": 7,  # extra keys are dropped by prepare_doc
         })
     return docs
@@ -284,6 +108,11 @@ def test_index_body_layout(has_stempel, lang, analyzer):
     assert analyzers[es_schema.PRETOKENIZED_ANALYZER] == {"type": "custom", "tokenizer": "whitespace",
                                                           "filter": ["lowercase"]}
     assert "asciifolding" in analyzers[props["text_folded"]["analyzer"]]["filter"]
+    # word bigrams "a_b": split on whitespace only (no lowercase), like the embedded text_bigrams
+    assert props["text_bigrams"] == {"type": "text", "analyzer": es_schema.BIGRAM_ANALYZER, "index_options": "freqs"}
+    assert analyzers[es_schema.BIGRAM_ANALYZER] == {"type": "custom", "tokenizer": "whitespace", "filter": []}
+    assert props["position"] == {"type": "integer", "index": False, "doc_values": False}
+    assert body["mappings"]["_meta"]["lexpipe"]["schema_version"] == es_schema.SCHEMA_VERSION == 2
     template = es_schema.index_template_body(["lexpipe-chunks-*"], 384, has_stempel, lang)
     assert template["template"]["mappings"]["properties"] == props
 
@@ -305,7 +134,7 @@ def test_load_version_creates_bulks_counts_and_switches_alias(httpserver, fake):
     assert props["text"]["analyzer"] == "polish"  # stempel detected on every node
     assert props["chunk_id"]["type"] == "keyword"
     assert create.json["mappings"]["_meta"]["lexpipe"]["version"] == "2025-11-13"
-    assert "text_analyzed" in props and "text_folded" in props
+    assert {"text_analyzed", "text_folded", "text_bigrams", "position"} <= set(props)
 
     bulks = fake.of("PUT", "/_bulk")
     assert len(bulks) == 2  # chunk size 4 → 4 + 2
@@ -318,6 +147,7 @@ def test_load_version_creates_bulks_counts_and_switches_alias(httpserver, fake):
     assert [s["chunk_id"] for s in sources] == [d["chunk_id"] for d in docs]
     assert all(s["version"] == "2025-11-13" and s["version_date"] == "2025-11-13" for s in sources)
     assert all(len(s["vector"]) == 384 and "token_count" not in s for s in sources)
+    assert [(s["text_bigrams"], s["position"]) for s in sources] == [(d["text_bigrams"], d["position"]) for d in docs]
 
     order = [(r.method, r.path) for r in fake.requests]
     assert order.index(("PUT", f"/{index}")) < order.index(("PUT", "/_bulk")) \
@@ -427,21 +257,11 @@ def test_alias_failure_and_bad_documents_leave_nothing_behind(httpserver, fake):
 
 # ---------------------------------------------------------------------- searching
 
-def _walk(node: Any):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield k, v
-            yield from _walk(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from _walk(v)
-
-
 def _assert_no_query_syntax(body: dict) -> None:
-    keys = {k for k, _ in _walk(body)}
+    keys = {k for k, _ in walk(body)}
     assert not keys & {"query_string", "simple_query_string"}, keys
     # the user's text is only ever the value of a match/multi_match "query"
-    for k, v in _walk(body):
+    for k, v in walk(body):
         if isinstance(v, str) and "title:x" in v:
             assert k == "query", (k, v)
 
@@ -459,22 +279,36 @@ def loaded(httpserver, fake):
 FILTERS = Filters(act_ids=("pl:kc",), jurisdictions=("pl",), statuses=("in_force",))
 
 
-def test_bm25_body_is_structured_and_filtered(loaded, fake):
+INDEX = "lexpipe-chunks-pl-kc-2025-11-13-s"  # the physical index `loaded` creates
+
+
+def _resolution_then_searches(fake: FakeElasticsearch, index: str = INDEX) -> list[Recorded]:
+    """Every search first resolves its physical index with one alias request, then queries it."""
+    assert [(r.method, r.path) for r in fake.requests[:1]] == [("GET", "/lexpipe-chunks-pl-kc-*/_alias")]
+    return fake.of("POST", f"/{index}/_search")
+
+
+def test_bm25_body_is_unigrams_plus_weighted_bigrams(loaded, fake):
     backend = loaded()
     fake.rankings["bm25"] = ["pl:kc:art:3#0", "pl:kc:art:1#0"]
-    hits = backend.search(SearchRequest(NASTY, k=5, retriever="bm25", filters=FILTERS))
-    (req,) = fake.of("POST", f"/{SERVING}/_search")
+    hits = backend.search(SearchRequest(NASTY + " Umowa", k=5, retriever="bm25", filters=FILTERS))
+    (req,) = _resolution_then_searches(fake)
     body = req.json
     _assert_no_query_syntax(body)
-    should = body["query"]["bool"]["should"]
-    assert should[0]["multi_match"]["query"] == NASTY
-    assert should[0]["multi_match"]["fields"] == ["text^1", "heading_path^0.5"]
-    assert {"match": {"text_analyzed": {"query": NASTY.lower() + " analyzed", "boost": 1.0}}} in should
-    assert {"match": {"text_folded": {"query": NASTY.lower() + " folded", "boost": 0.5}}} in should
+    analyzed = (NASTY + " Umowa").lower() + " analyzed"
+    tokens = analyzed.split()
+    assert body["query"]["bool"]["should"] == [
+        {"match": {"text_analyzed": {"query": " ".join(tokens), "boost": 1.0}}},
+        {"match": {"text_bigrams": {"query": " ".join(f"{a}_{b}" for a, b in zip(tokens, tokens[1:])),
+                                    "boost": HybridConfig().bigram_weight}}},
+    ]
+    assert body["query"]["bool"]["minimum_should_match"] == 1
     assert body["query"]["bool"]["filter"] == [
         {"terms": {"act_id": ["pl:kc"]}}, {"terms": {"jurisdiction": ["pl"]}}, {"terms": {"status": ["in_force"]}},
+        {"term": {"version": "2025-11-13"}},
     ]
-    assert body["size"] == 5 and "vector" not in body["_source"]
+    # chunk candidates as deep as the embedded backend's (max(100, 3k)), collapsed to articles
+    assert body["size"] == 100 and "vector" not in body["_source"]
     assert [(h.chunk_id, h.rank, h.sources) for h in hits] == [
         ("pl:kc:art:3#0", 1, {"bm25": 1}), ("pl:kc:art:1#0", 2, {"bm25": 2})]
     h = hits[0]
@@ -483,96 +317,249 @@ def test_bm25_body_is_structured_and_filtered(loaded, fake):
     assert h.heading_path.endswith("Art. 3") and h.score == 10.0
 
 
+def test_bm25_opt_in_fields_and_fallback_without_analyser(httpserver, fake):
+    backend = make_backend(httpserver, bm25_text_boost=1.0, bm25_heading_boost=0.5, bm25_folded_boost=0.5)
+    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
+    body = backend.build_bm25(NASTY, [])
+    should = body["bool"]["should"]
+    assert should[0] == {"multi_match": {"query": NASTY, "fields": ["text^1", "heading_path^0.5"], "type": "best_fields"}}
+    assert {"match": {"text_folded": {"query": NASTY.lower() + " folded", "boost": 0.5}}} in should
+    assert any("text_bigrams" in c.get("match", {}) for c in should)
+    # no project analyser: the language-analysed text/heading fields are the lexical leg
+    plain = ElasticsearchBackend.from_settings("pl:kc", ElasticsearchSettings(url=httpserver.url_for("/")))
+    assert plain.build_bm25(NASTY, [])["bool"]["should"] == [
+        {"multi_match": {"query": NASTY, "fields": ["text^1", "heading_path^0.5"], "type": "best_fields"}}]
+
+
 def test_dense_body_uses_top_level_knn_with_filter(loaded, fake):
     backend = loaded()
     fake.rankings["dense"] = ["pl:kc:art:4#0"]
     hits = backend.search(SearchRequest(NASTY, k=7, retriever="dense", filters=FILTERS))
-    (req,) = fake.of("POST", f"/{SERVING}/_search")
+    (req,) = _resolution_then_searches(fake)
     body = req.json
     _assert_no_query_syntax(body)
     assert "query" not in body
     knn = body["knn"]
-    assert knn["field"] == "vector" and knn["k"] == 7 and knn["num_candidates"] == 100
+    assert knn["field"] == "vector" and knn["k"] == 100 and knn["num_candidates"] == 1000
     assert knn["query_vector"] == pytest.approx(vec("query:" + NASTY))
     assert knn["filter"] == {"bool": {"filter": [
-        {"terms": {"act_id": ["pl:kc"]}}, {"terms": {"jurisdiction": ["pl"]}}, {"terms": {"status": ["in_force"]}}]}}
+        {"terms": {"act_id": ["pl:kc"]}}, {"terms": {"jurisdiction": ["pl"]}}, {"terms": {"status": ["in_force"]}},
+        {"term": {"version": "2025-11-13"}}]}}
     assert [h.chunk_id for h in hits] == ["pl:kc:art:4#0"] and hits[0].sources == {"dense": 1}
 
 
-def test_hybrid_fuses_client_side_with_rrf(loaded, fake):
-    backend = loaded(hybrid_window=20)
+def _scans(fake: FakeElasticsearch) -> list[Recorded]:
+    return [r for r in fake.requests if r.path.endswith("/_search") and "scroll" in r.args]
+
+
+def test_gaius_scans_the_physical_index_once(loaded, fake):
+    backend = loaded(scan_page_size=4)
+    query = "Zgodnie z Kodeksem cywilnym, Przepis 5 o zobowiązaniach"
+    hits = backend.search(SearchRequest(query, k=3, retriever="gaius"))
+    (scan_req,) = _scans(fake)
+    assert scan_req.path == f"/{INDEX}/_search" and scan_req.args["scroll"] == "2m"
+    assert scan_req.json == {"query": {"match_all": {}}, "sort": "_doc", "size": 4,
+                             "_source": list(es_schema.GAIUS_SOURCE_FIELDS)}
+    assert len(fake.of("POST", "/_search/scroll")) == 2  # 6 docs in pages of 4: one more page, then empty
+    assert fake.of("DELETE", "/_search/scroll")  # the scroll context is cleared
+    # the lead-in is stripped (as on the embedded backend), so the exact article wins
+    assert hits[0].article_id == "pl:kc:art:5" and [h.rank for h in hits] == [1, 2, 3]
+    assert hits[0].version == "2025-11-13" and hits[0].status == "in_force"
+    # ties break by document order (position), not by the fake's reversed scan order
+    tied = backend.search(SearchRequest("Przepis", k=6, retriever="gaius"))
+    assert [h.article_id for h in tied] == [f"pl:kc:art:{i}" for i in range(1, 7)]
+    assert len(_scans(fake)) == 1  # cached per physical index
+    repealed = backend.search(SearchRequest("Przepis", k=6, retriever="gaius", filters=Filters(statuses=("repealed",))))
+    assert [h.article_id for h in repealed] == ["pl:kc:art:2"]
+
+
+def test_gaius_cache_follows_new_physical_indices_and_is_bounded(httpserver, fake):
+    backend = make_backend(httpserver, gaius_cache_indices=1)
+    old = backend.load_version(make_docs("2024-12-19"), version="2024-12-19", suffix="a").index
+    new = backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="a").index
+    fake.requests.clear()
+    assert backend.search(SearchRequest("Przepis 1", retriever="gaius"))[0].version == "2025-11-13"
+    assert backend.search(SearchRequest("Przepis 1", retriever="gaius", filters=Filters(version="2024-12-19")))[0].version == "2024-12-19"
+    assert [r.path for r in _scans(fake)] == [f"/{new}/_search", f"/{old}/_search"]
+    assert old in backend.gaius_cache and new not in backend.gaius_cache  # LRU of one
+
+
+def test_hybrid_fuses_three_legs_client_side_with_zscore(loaded, fake):
+    backend = loaded(candidates=20)
     fake.rankings["bm25"] = ["pl:kc:art:1#0", "pl:kc:art:2#0", "pl:kc:art:3#0"]
     fake.rankings["dense"] = ["pl:kc:art:3#0", "pl:kc:art:4#0", "pl:kc:art:1#0"]
-    hits = backend.search(SearchRequest(NASTY, k=3, retriever="hybrid"))
-    reqs = fake.of("POST", f"/{SERVING}/_search")
-    assert len(reqs) == 2
+    query = "Przepis 4 o zobowiązaniach"
+    hits = backend.search(SearchRequest(query, k=3, retriever="hybrid"))
+    reqs = [r for r in _resolution_then_searches(fake) if "scroll" not in r.args]
+    assert len(reqs) == 2 and len(_scans(fake)) == 1
     bm25_body, knn_body = (reqs[0].json, reqs[1].json) if "query" in reqs[0].json else (reqs[1].json, reqs[0].json)
     for b in (bm25_body, knn_body):
         _assert_no_query_syntax(b)
         assert "retriever" not in b
     assert bm25_body["size"] == 20 and knn_body["knn"]["k"] == 20
-    assert "filter" not in knn_body["knn"] and bm25_body["query"]["bool"]["filter"] == []
 
-    def ranked(ids, name):
-        return [Hit(c, c.split("#")[0], "pl:kc", "2025-11-13", 1.0, i) for i, c in enumerate(ids, 1)]
-    expected = rrf({"bm25": ranked(fake.rankings["bm25"], "bm25"),
-                    "dense": ranked(fake.rankings["dense"], "dense")}, 3)
+    # expected: the shared zscore_fusion over the same three legs, then the article collapse
+    def ranked(ids):
+        docs = {d["chunk_id"]: d for d in make_docs("2025-11-13")}
+        return [Hit(c, docs[c]["article_id"], "pl:kc", "2025-11-13", 10.0 - i, i + 1) for i, c in enumerate(ids)]
+    rows = {k: [d[k] if k != "version" else "2025-11-13" for d in make_docs("2025-11-13")]
+            for k in ("chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status")}
+    gaius = GaiusRetriever(rows).search(SearchRequest(strip_boilerplate(query), 20))
+    expected = collapse_to_articles(zscore_fusion(
+        {"bm25": ranked(fake.rankings["bm25"]), "dense": ranked(fake.rankings["dense"]), "gaius": gaius}, 20,
+        weights=dict(HybridConfig().weights)), 3)
     assert [(h.chunk_id, h.sources) for h in hits] == [(h.chunk_id, h.sources) for h in expected]
-    assert hits[0].chunk_id in {"pl:kc:art:1#0", "pl:kc:art:3#0"}
-    assert hits[0].sources.keys() == {"bm25", "dense"} and hits[0].text
+    assert [h.score for h in hits] == pytest.approx([h.score for h in expected])
+    assert set(hits[0].sources) <= {"bm25", "dense", "gaius"} and hits[0].text
 
 
-def test_server_side_rrf_retriever_when_licensed(loaded, fake):
-    backend = loaded(server_side_rrf=True, hybrid_window=30)
+def test_hybrid_rrf_config_is_the_embedded_one(httpserver, fake):
+    backend = ElasticsearchBackend.from_settings(
+        "pl:kc", ElasticsearchSettings(url=httpserver.url_for("/"), bulk_chunk_size=4),
+        encode_query=lambda q: vec("query:" + q), analyze_query=analyze, hybrid=RRF_CONFIG)
+    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
+    fake.requests.clear()
+    fake.rankings["bm25"] = ["pl:kc:art:1#0", "pl:kc:art:2#0", "pl:kc:art:3#0"]
+    fake.rankings["dense"] = ["pl:kc:art:3#0", "pl:kc:art:4#0", "pl:kc:art:1#0"]
+    hits = backend.search(SearchRequest(NASTY, k=3, retriever="hybrid"))
+    assert not _scans(fake)  # RRF_CONFIG has no gAIus leg
+
+    def ranked(ids):
+        return [Hit(c, c.split("#")[0], "pl:kc", "2025-11-13", 1.0, i) for i, c in enumerate(ids, 1)]
+    expected = rrf({"bm25": ranked(fake.rankings["bm25"]), "dense": ranked(fake.rankings["dense"])}, 100,
+                   rrf_k=RRF_CONFIG.rrf_k, weights=dict(RRF_CONFIG.weights))[:3]
+    assert [(h.chunk_id, h.sources) for h in hits] == [(h.chunk_id, h.sources) for h in expected]
+
+
+def test_server_side_rrf_retriever_when_licensed(loaded, fake, caplog):
+    backend = loaded(server_side_rrf=True, candidates=30)
     fake.rankings["rrf"] = ["pl:kc:art:6#0", "pl:kc:art:1#0"]
-    hits = backend.search(SearchRequest(NASTY, k=2, retriever="hybrid", filters=FILTERS))
-    (req,) = fake.of("POST", f"/{SERVING}/_search")
+    with caplog.at_level("INFO", logger="pipelines.retrieval.elasticsearch_backend"):
+        hits = backend.search(SearchRequest(NASTY, k=2, retriever="hybrid", filters=FILTERS))
+    (req,) = _resolution_then_searches(fake)
+    assert not _scans(fake)  # gAIus is not a server leg…
+    assert "gAIus leg" in caplog.text  # …and the log says so
     body = req.json
     _assert_no_query_syntax(body)
     assert "query" not in body and "knn" not in body
     r = body["retriever"]["rrf"]
-    assert r["rank_window_size"] == 30 and r["rank_constant"] == 60
-    standard, knn = r["retrievers"]
+    assert r["rank_window_size"] == 30 and r["rank_constant"] == HybridConfig().rrf_k
+    standard, knn = r["retrievers"]  # equal weights: the plain child form
     assert standard["standard"]["query"]["bool"]["filter"][0] == {"terms": {"act_id": ["pl:kc"]}}
     assert knn["knn"]["field"] == "vector" and knn["knn"]["k"] == 30
     assert knn["knn"]["filter"]["bool"]["filter"][2] == {"terms": {"status": ["in_force"]}}
     assert [h.chunk_id for h in hits] == ["pl:kc:art:6#0", "pl:kc:art:1#0"]
 
 
-def test_as_of_and_version_search_the_history_alias(httpserver, fake):
+def test_server_side_rrf_sends_weights_in_the_weighted_form(httpserver, fake):
+    backend = ElasticsearchBackend.from_settings(
+        "pl:kc", ElasticsearchSettings(url=httpserver.url_for("/"), server_side_rrf=True),
+        encode_query=lambda q: vec("query:" + q), analyze_query=analyze, hybrid=RRF_CONFIG)
+    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
+    fake.requests.clear()
+    backend.search(SearchRequest("umowa najmu", retriever="hybrid"))
+    (req,) = fake.of("POST", f"/{INDEX}/_search")
+    r = req.json["retriever"]["rrf"]
+    assert r["rank_constant"] == RRF_CONFIG.rrf_k
+    assert [(c["weight"], next(iter(c["retriever"]))) for c in r["retrievers"]] == [(1.0, "standard"), (0.25, "knn")]
+
+
+def test_as_of_and_version_resolve_to_the_physical_index(httpserver, fake):
     backend = make_backend(httpserver)
-    for v in ("2024-12-19", "2025-11-13"):
-        backend.load_version(make_docs(v), version=v, suffix="h")
+    idx = {v: backend.load_version(make_docs(v), version=v, suffix="h").index for v in ("2024-12-19", "2025-11-13")}
     fake.requests.clear()
     fake.rankings["bm25"] = ["pl:kc:art:1#0"]
 
     hits = backend.search(SearchRequest("umowa", retriever="bm25", filters=Filters(as_of=dt.date(2025, 6, 1))))
-    agg_req, search_req = fake.of("POST", f"/{HISTORY}/_search")
-    assert agg_req.json["size"] == 0
-    assert {"range": {"version_date": {"lte": "2025-06-01"}}} in agg_req.json["query"]["bool"]["filter"]
-    assert agg_req.json["aggs"]["latest"]["terms"] == {"field": "version", "size": 1, "order": {"_key": "desc"}}
-    assert {"term": {"version": "2024-12-19"}} in search_req.json["query"]["bool"]["filter"]
+    (req,) = _resolution_then_searches(fake, idx["2024-12-19"])
+    assert {"term": {"version": "2024-12-19"}} in req.json["query"]["bool"]["filter"]
     assert [h.version for h in hits] == ["2024-12-19"]
-
-    fake.requests.clear()
-    assert backend.search(SearchRequest("umowa", retriever="bm25", filters=Filters(as_of=dt.date(2020, 1, 1)))) == []
-    assert len(fake.of("POST", r"/.*/_search")) == 1  # only the resolution query
+    assert backend.resolve_as_of(dt.date(2025, 11, 13)) == "2025-11-13"
 
     fake.requests.clear()
     backend.search(SearchRequest("umowa", retriever="dense", filters=Filters(version="2025-11-13")))
-    (req,) = fake.of("POST", f"/{HISTORY}/_search")
+    (req,) = _resolution_then_searches(fake, idx["2025-11-13"])
     assert req.json["knn"]["filter"] == {"bool": {"filter": [{"term": {"version": "2025-11-13"}}]}}
+
+    fake.requests.clear()
+    with pytest.raises(ElasticsearchSearchError, match="on or before 2020-01-01"):
+        backend.search(SearchRequest("umowa", retriever="bm25", filters=Filters(as_of=dt.date(2020, 1, 1))))
+    with pytest.raises(ElasticsearchSearchError, match="no indexed version 2025-01-01"):
+        backend.search(SearchRequest("umowa", retriever="bm25", filters=Filters(version="2025-01-01")))
+    assert not fake.of("POST", r"/.*/_search")  # refused after the alias lookup alone
+
+
+def test_search_re_resolves_once_when_its_index_was_deleted(httpserver, fake):
+    backend = make_backend(httpserver)
+    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="a")
+    stale = {n: {"aliases": {a: {} for a in i["aliases"]}} for n, i in fake.indices.items()}
+    new = backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="b").index  # deletes "a"
+    fake.alias_responses = [stale]
+    fake.rankings["bm25"] = ["pl:kc:art:2#0"]
+    fake.requests.clear()
+    hits = backend.search(SearchRequest("umowa", retriever="bm25"))
+    assert [h.chunk_id for h in hits] == ["pl:kc:art:2#0"]
+    assert [r.path for r in fake.of("POST", r"/.*/_search")] == [
+        "/lexpipe-chunks-pl-kc-2025-11-13-a/_search", f"/{new}/_search"]
 
 
 def test_search_errors(httpserver, fake):
     backend = ElasticsearchBackend.from_settings("pl:kc", ElasticsearchSettings(url=httpserver.url_for("/")))
-    with pytest.raises(ValueError, match="gaius"):
-        backend.search(SearchRequest("x", retriever="gaius"))
+    with pytest.raises(SearchError, match="unknown retriever 'tfidf'"):
+        backend.search(SearchRequest("x", retriever="tfidf"))
     with pytest.raises(Exception, match="encode_query"):
         backend.search(SearchRequest("x", retriever="dense"))
-    with pytest.raises(Exception, match="no version of corpus pl-kc"):
+    assert not fake.requests  # configuration errors are caught before any request
+    with pytest.raises(ElasticsearchSearchError, match="no version of corpus pl-kc") as err:
         backend.search(SearchRequest("x", retriever="bm25"))
+    assert isinstance(err.value, SearchError)  # the search service answers 4xx
+    with pytest.raises(ElasticsearchSearchError, match="unknown act 'pl:kk'"):
+        backend.search(SearchRequest("x", retriever="bm25", filters=Filters(act_ids=("pl:kk",))))
     assert backend.search(SearchRequest("   ", retriever="bm25")) == []
+    assert backend.serving_version("pl:kc") is None and backend.acts() == []
+
+
+def test_build_loads_chunk_rows_analysed_like_embedded(httpserver, fake):
+    import numpy as np
+    import pyarrow as pa
+
+    from pipelines.retrieval.embedded_backend import bigrams
+    from pipelines.retrieval.encoders import HashingEncoder
+
+    class Lower:
+        id = "lower"
+
+        def analyze(self, text):
+            return text.lower().split()
+
+        def analyze_many(self, texts, batch_size=64):
+            return [self.analyze(t) for t in texts]
+
+        def fold(self, tokens):
+            return [t.replace("ą", "a") for t in tokens]
+
+    enc = HashingEncoder()
+    texts = ["Umowa najmu wymaga formy pisemnej.", "(uchylony)"]
+    chunks = pa.table({"chunk_id": ["pl:kc:art:659#0", "pl:kc:art:2#0"], "article_id": ["pl:kc:art:659", "pl:kc:art:2"],
+                       "act_id": ["pl:kc"] * 2, "version": [dt.date(2025, 11, 13)] * 2, "chunk_index": [0, 0],
+                       "heading_path": ["Art. 659", "Art. 2"], "text": texts, "status": ["in_force", "repealed"],
+                       "content_hash": ["a", "b"]})
+    backend = ElasticsearchBackend.from_settings("pl:kc", ElasticsearchSettings(url=httpserver.url_for("/")),
+                                                 encode_query=lambda q: enc.encode_queries([q])[0], analyzer=Lower())
+    report = backend.build("pl:kc", "2025-11-13", chunks, enc.encode_passages(texts))
+    assert (report.act_id, report.version, report.documents, report.vectors) == ("pl:kc", "2025-11-13", 2, 2)
+    assert report.table.startswith("lexpipe-chunks-pl-kc-2025-11-13-") and report.table in fake.indices
+    sources = [line for b in fake.of("PUT", "/_bulk") for line in b.ndjson][1::2]
+    first = sources[0]
+    tokens = "art. 659\numowa najmu wymaga formy pisemnej.".split()
+    assert first["text_analyzed"] == " ".join(tokens) and first["text_bigrams"] == " ".join(bigrams(tokens))
+    assert (first["position"], sources[1]["position"]) == (0, 1)
+    assert (first["jurisdiction"], first["number"], first["chunk_index"], first["version_date"]) == ("pl", "659", 0, "2025-11-13")
+    assert np.allclose(first["vector"], enc.encode_passages(texts)[0], atol=1e-6)
+    assert backend.serving_version("pl:kc") == "2025-11-13" and backend.acts() == ["pl:kc"]
+    assert backend.serving_version("pl:kk") is None
+    with pytest.raises(ValueError, match="not 'pl:kk'"):
+        backend.build("pl:kk", "2025-11-13", chunks, enc.encode_passages(texts))
 
 
 def test_foreign_indices_are_never_touched(httpserver, fake):

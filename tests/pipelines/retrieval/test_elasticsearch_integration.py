@@ -1,23 +1,20 @@
-"""Conformance checks against a real Elasticsearch 9 cluster (``ELASTICSEARCH_URL``).
+"""Elasticsearch-only mechanics against a real Elasticsearch 9 cluster (``ELASTICSEARCH_URL``).
 
-Loads a small real sample of Kodeks cywilny chunks (first 50 rows of the published
-``chunks.parquet`` when available, else a few embedded articles) with hashed vectors, then checks
-exact-sentence retrieval, filters, alias switching, ``as_of``, retention and failure cleanup.
-Every index lives under a random prefix and is deleted afterwards.
+What every backend must do (retrievers, filters, versions, ``as_of``, 4xx errors, idempotent
+reloads) is checked on this cluster by test_backend_conformance.py; this module keeps what only
+Elasticsearch has: the mapping as the cluster stores it, alias moves, retention, failure cleanup
+and server-side RRF. A few real Kodeks cywilny articles, the project analyser and hashed
+vectors; every index lives under a random prefix and is deleted afterwards.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
-import re
-import unicodedata
 import uuid
-from pathlib import Path
 from typing import Any
 
-import numpy as np
+import pyarrow as pa
 import pytest
 
 ES_URL = os.environ.get("ELASTICSEARCH_URL")
@@ -26,76 +23,50 @@ if not ES_URL:
 
 from elasticsearch import ApiError  # noqa: E402
 
+from pipelines.retrieval.analyzers import get_analyzer  # noqa: E402
 from pipelines.retrieval.elasticsearch_backend import (  # noqa: E402
     ElasticsearchBackend, ElasticsearchSettings, IndexLoadError,
 )
-from pipelines.retrieval.interface import Filters, SearchRequest, collapse_to_articles  # noqa: E402
+from pipelines.retrieval.elasticsearch_documents import chunk_documents  # noqa: E402
+from pipelines.retrieval.encoders import HashingEncoder  # noqa: E402
+from pipelines.retrieval.interface import Filters, SearchRequest  # noqa: E402
+from schemas import elasticsearch as es_schema  # noqa: E402
 
-DIMS = 384
+ENC = HashingEncoder()
 V1, V2, V3 = "2025-11-13", "2026-01-01", "2026-02-01"
-CHUNKS = Path(os.environ.get("LEXPIPE_ES_SAMPLE_CHUNKS", ".lexpipe/corpus/pl/kc/2025-11-13/chunks.parquet"))
 
-# Used when no published corpus is at hand (real article texts, version 2025-11-13).
-EMBEDDED = [
-    ("pl:kc:art:1#0", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ I Przepisy wstępne › Art. 1",
+# Real article texts (version 2025-11-13).
+ARTICLES = [
+    ("pl:kc:art:1", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ I Przepisy wstępne › Art. 1",
      "Kodeks niniejszy reguluje stosunki cywilnoprawne między osobami fizycznymi i osobami prawnymi.", "in_force"),
-    ("pl:kc:art:2#0", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ I Przepisy wstępne › Art. 2", "(uchylony)", "repealed"),
-    ("pl:kc:art:3#0", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ I Przepisy wstępne › Art. 3",
+    ("pl:kc:art:2", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ I Przepisy wstępne › Art. 2", "(uchylony)", "repealed"),
+    ("pl:kc:art:3", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ I Przepisy wstępne › Art. 3",
      "Ustawa nie ma mocy wstecznej, chyba że to wynika z jej brzmienia lub celu.", "in_force"),
-    ("pl:kc:art:8#0", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ II Osoby › DZIAŁ I Osoby fizyczne › Art. 8",
-     "§ 1. Każdy człowiek od chwili urodzenia ma zdolność prawną.\n§ 2. (uchylony)", "in_force"),
-    ("pl:kc:art:22^1#0", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ II Osoby › DZIAŁ I Osoby fizyczne › Art. 22¹",
+    ("pl:kc:art:22^1", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ II Osoby › DZIAŁ I Osoby fizyczne › Art. 22¹",
      "Za konsumenta uważa się osobę fizyczną dokonującą z przedsiębiorcą czynności prawnej niezwiązanej "
      "bezpośrednio z jej działalnością gospodarczą lub zawodową.", "in_force"),
-    ("pl:kc:art:33#0", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ II Osoby › DZIAŁ II Osoby prawne › Art. 33",
+    ("pl:kc:art:33", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ II Osoby › DZIAŁ II Osoby prawne › Art. 33",
      "Osobami prawnymi są Skarb Państwa i jednostki organizacyjne, którym przepisy szczególne przyznają "
      "osobowość prawną.", "in_force"),
-    ("pl:kc:art:35#0", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ II Osoby › DZIAŁ II Osoby prawne › Art. 35",
-     "Powstanie, ustrój i ustanie osób prawnych określają właściwe przepisy; w wypadkach i w zakresie w "
-     "przepisach tych przewidzianych organizację i sposób działania osoby prawnej reguluje także jej statut.",
-     "in_force"),
-    ("pl:kc:art:43^1#0", "KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ II Osoby › DZIAŁ III Przedsiębiorcy › Art. 43¹",
-     "Przedsiębiorcą jest osoba fizyczna, osoba prawna i jednostka organizacyjna, o której mowa w art. 33^1 "
-     "§ 1, prowadząca we własnym imieniu działalność gospodarczą lub zawodową.", "in_force"),
 ]
 
 
-def fold(s: str) -> str:
-    s = s.replace("ł", "l").replace("Ł", "L")
-    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+def chunks(version: str, marker: str = "") -> pa.Table:
+    return pa.table({
+        "chunk_id": [f"{a}#0" for a, *_ in ARTICLES], "article_id": [a for a, *_ in ARTICLES],
+        "act_id": ["pl:kc"] * len(ARTICLES), "version": [dt.date.fromisoformat(version)] * len(ARTICLES),
+        "chunk_index": [0] * len(ARTICLES), "heading_path": [h for _, h, _, _ in ARTICLES],
+        "text": [t + (f" {marker}" if marker else "") for _, _, t, _ in ARTICLES],
+        "status": [s for *_, s in ARTICLES]})
 
 
-def analyze(s: str) -> tuple[str, str]:
-    """Stand-in for the project's analyser: used at index AND query time, as the backend requires."""
-    analyzed = " ".join(re.findall(r"\w+", s.lower()))
-    return analyzed, fold(analyzed)
+def vectors(table: pa.Table):
+    return ENC.encode_passages(table["text"].to_pylist())
 
 
-def hashed_vector(text: str) -> list[float]:
-    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-    v = np.random.default_rng(seed).standard_normal(DIMS)
-    return (v / np.linalg.norm(v)).tolist()
-
-
-def base_rows() -> list[dict[str, Any]]:
-    if CHUNKS.is_file():
-        import pyarrow.parquet as pq
-        rows = pq.read_table(CHUNKS).slice(0, 50).to_pylist()
-        return [{k: r[k] for k in ("chunk_id", "article_id", "act_id", "heading_path", "text", "status",
-                                   "chunk_index", "content_hash")} for r in rows]
-    return [{"chunk_id": c, "article_id": c.split("#")[0], "act_id": "pl:kc", "heading_path": h, "text": t,
-             "status": s} for c, h, t, s in EMBEDDED]
-
-
-def make_docs(version: str, rows: list[dict[str, Any]], marker: str | None = None) -> list[dict[str, Any]]:
-    docs = []
-    for r in rows:
-        text = r["text"] + (f" {marker}" if marker else "")
-        analyzed, folded = analyze(r["heading_path"] + " " + text)
-        docs.append({**r, "text": text, "jurisdiction": r["act_id"].split(":")[0], "version": version,
-                     "number": r["article_id"].rsplit(":", 1)[-1], "text_analyzed": analyzed,
-                     "text_folded": folded, "vector": hashed_vector(text)})
-    return docs
+def documents(version: str) -> list[dict[str, Any]]:
+    table = chunks(version)
+    return list(chunk_documents(table, vectors(table), get_analyzer("pl")))
 
 
 @pytest.fixture
@@ -104,11 +75,12 @@ def backend_factory():
     made: list[ElasticsearchBackend] = []
 
     def make(**overrides) -> ElasticsearchBackend:
-        opts = dict(url=ES_URL, index_prefix=prefix, number_of_replicas=0, bulk_chunk_size=20,
-                    bulk_initial_backoff_s=0.5, vector_dims=DIMS)
+        opts = dict(url=ES_URL, index_prefix=prefix, number_of_replicas=0, bulk_chunk_size=2,
+                    bulk_initial_backoff_s=0.5, vector_dims=ENC.dim)
         opts.update(overrides)
         b = ElasticsearchBackend.from_settings("pl:kc", ElasticsearchSettings(**opts),
-                                               encode_query=hashed_vector, analyze_query=analyze)
+                                               encode_query=lambda q: ENC.encode_queries([q])[0],
+                                               analyzer=get_analyzer("pl"))
         made.append(b)
         return b
 
@@ -120,80 +92,47 @@ def backend_factory():
             client.indices.delete(index=names, ignore_unavailable=True)
 
 
-def first_article(backend: ElasticsearchBackend, query: str, retriever: str, **filters) -> str | None:
-    hits = backend.search(SearchRequest(query, k=10, retriever=retriever, filters=Filters(**filters)))
-    arts = collapse_to_articles(hits, 10)
-    return arts[0].article_id if arts else None
-
-
-def test_load_mapping_and_exact_sentence_retrieval(backend_factory):
+def test_mapping_as_stored_and_serving_alias(backend_factory):
     backend = backend_factory()
-    rows = base_rows()
-    result = backend.load_version(make_docs(V1, rows), version=V1)
-    assert result.count == len(rows)
-    assert backend.client.count(index=backend.serving_alias)["count"] == len(rows)
-    assert set(backend.client.indices.get_alias(name=backend.serving_alias).body) == {result.index}
+    table = chunks(V1)
+    report = backend.build("pl:kc", V1, table, vectors(table))
+    assert report.documents == table.num_rows
+    assert backend.client.count(index=backend.serving_alias)["count"] == table.num_rows
+    assert set(backend.client.indices.get_alias(name=backend.serving_alias).body) == {report.table}
 
-    mapping = backend.client.indices.get_mapping(index=result.index).body[result.index]["mappings"]
-    vec = mapping["properties"]["vector"]
-    assert vec["type"] == "dense_vector" and vec["dims"] == DIMS and vec["similarity"] == "cosine"
+    mapping = backend.client.indices.get_mapping(index=report.table).body[report.table]["mappings"]
+    props = mapping["properties"]
+    vec = props["vector"]
+    assert vec["type"] == "dense_vector" and vec["dims"] == ENC.dim and vec["similarity"] == "cosine"
     assert vec["index_options"]["type"] == "int8_hnsw"
     expected = "polish" if backend.detect_stempel() else "lexpipe_plain"
-    assert mapping["properties"]["text"]["analyzer"] == expected
-
-    target = next(r for r in rows if r["status"] == "in_force" and len(r["text"]) > 60)
-    sentence = re.split(r"(?<=[.;])\s", target["text"].replace("\n", " "))[0]
-    assert first_article(backend, sentence, "bm25") == target["article_id"]
-    assert first_article(backend, target["text"], "dense") == target["article_id"]
-    assert first_article(backend, target["text"], "hybrid") == target["article_id"]
+    assert props["text"]["analyzer"] == expected
+    assert props["text_bigrams"]["analyzer"] == es_schema.BIGRAM_ANALYZER
+    tokens = backend.client.indices.analyze(index=report.table, field="text_bigrams", text="Ab_cd ef_gh").body["tokens"]
+    assert [t["token"] for t in tokens] == ["Ab_cd", "ef_gh"]  # whitespace only, case kept
     # the injection-looking query is just text
     backend.search(SearchRequest('"*:( OR AND title:x', retriever="bm25"))
 
 
-def test_filters(backend_factory):
-    backend = backend_factory()
-    rows = base_rows()
-    backend.load_version(make_docs(V1, rows), version=V1)
-    for retriever in ("bm25", "dense", "hybrid"):
-        hits = backend.search(SearchRequest("uchylony osoby prawne", k=50, retriever=retriever,
-                                            filters=Filters(statuses=("repealed",))))
-        assert hits and {h.status for h in hits} == {"repealed"}, retriever
-        assert backend.search(SearchRequest("osoby", retriever=retriever, filters=Filters(act_ids=("pl:kk",)))) == []
-        assert backend.search(SearchRequest("osoby", retriever=retriever,
-                                            filters=Filters(jurisdictions=("de",)))) == []
-        hits = backend.search(SearchRequest("osoby", retriever=retriever,
-                                            filters=Filters(act_ids=("pl:kc",), jurisdictions=("pl",))))
-        assert hits and {h.act_id for h in hits} == {"pl:kc"}
-
-
-def test_alias_switch_as_of_retention_and_failures(backend_factory):
+def test_alias_switch_retention_and_failures(backend_factory):
     backend = backend_factory(keep_versions=2)
-    rows = base_rows()
-    first = backend.load_version(make_docs(V1, rows), version=V1)
-    second = backend.load_version(make_docs(V2, rows, marker="xqzmarker"), version=V2)
-    assert set(backend.client.indices.get_alias(name=backend.serving_alias).body) == {second.index}
+    first = backend.load_version(documents(V1), version=V1)
+    t2 = chunks(V2, marker="xqzmarker")
+    second = backend.build("pl:kc", V2, t2, vectors(t2))
+    assert set(backend.client.indices.get_alias(name=backend.serving_alias).body) == {second.table}
     assert backend.versions() == [V1, V2]
-
-    hits = backend.search(SearchRequest("xqzmarker", retriever="bm25"))
-    assert hits and {h.version for h in hits} == {V2}
-    old = backend.search(SearchRequest("xqzmarker", retriever="bm25", filters=Filters(as_of=dt.date(2025, 12, 1))))
-    assert old == []  # the marker only exists in the newer version
-    old = backend.search(SearchRequest("osoby prawne", retriever="bm25", filters=Filters(as_of=dt.date(2025, 12, 1))))
-    assert old and {h.version for h in old} == {V1}
-    pinned = backend.search(SearchRequest("osoby prawne", retriever="dense", filters=Filters(version=V1)))
-    assert pinned and {h.version for h in pinned} == {V1}
-    assert backend.search(SearchRequest("osoby", filters=Filters(as_of=dt.date(2000, 1, 1)))) == []
+    assert backend.search(SearchRequest("xqzmarker", retriever="bm25", filters=Filters(version=V1))) == []
 
     # a rejected document (object into a keyword field): named, new index gone, alias untouched
-    bad = make_docs(V3, rows)
+    bad = documents(V3)
     bad[1]["number"] = {"not": "a keyword"}
     with pytest.raises(IndexLoadError) as err:
         backend.load_version(bad, version=V3, suffix="bad")
     assert bad[1]["chunk_id"] in str(err.value)
     assert not backend.client.indices.exists(index=backend.index_name(V3, "bad"))
-    assert set(backend.client.indices.get_alias(name=backend.serving_alias).body) == {second.index}
+    assert set(backend.client.indices.get_alias(name=backend.serving_alias).body) == {second.table}
 
-    third = backend.load_version(make_docs(V3, rows), version=V3)
+    third = backend.load_version(documents(V3), version=V3)
     assert third.deleted_indices == [first.index]
     assert not backend.client.indices.exists(index=first.index)
     assert backend.versions() == [V2, V3]
@@ -201,13 +140,13 @@ def test_alias_switch_as_of_retention_and_failures(backend_factory):
 
 def test_server_side_rrf_when_licensed(backend_factory):
     backend = backend_factory(server_side_rrf=True)
-    rows = base_rows()
-    backend.load_version(make_docs(V1, rows), version=V1)
-    target = next(r for r in rows if r["status"] == "in_force" and len(r["text"]) > 60)
+    table = chunks(V1)
+    backend.build("pl:kc", V1, table, vectors(table))
+    quote = ARTICLES[3][2]
     try:
-        hits = backend.search(SearchRequest(target["text"], retriever="hybrid"))
+        hits = backend.search(SearchRequest(quote, retriever="hybrid"))
     except ApiError as exc:
         if exc.meta.status == 403 or "license" in str(exc).lower():
             pytest.skip(f"cluster licence does not allow the rrf retriever: {exc}")
         raise
-    assert collapse_to_articles(hits, 10)[0].article_id == target["article_id"]
+    assert hits[0].article_id == "pl:kc:art:22^1" and hits[0].sources == {"hybrid": 1}
