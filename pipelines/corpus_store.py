@@ -62,6 +62,14 @@ class CorpusStore:
         atomic_write_json(path, obj)
         return path
 
+    def stage_published_copy(self, act_id: str, version: str) -> Path:
+        """Staging := a copy of the published folder (minus its manifest), for partial rebuilds."""
+        staging = self.staging(act_id, version)
+        for f in self.layout.version_dir(act_id, version).iterdir():
+            if f.is_file() and f.name != "manifest.json":
+                shutil.copy2(f, staging / f.name)
+        return staging
+
     def discard_staging(self, act_id: str, version: str) -> None:
         shutil.rmtree(self.layout.staging_dir(act_id, version), ignore_errors=True)
 

@@ -23,7 +23,7 @@ from pipelines.polish_statute_parser import CIVIL_CODE, PARSER_VERSION, ActSpec,
 from pipelines.statute_tables import acts_table, articles_table, nodes_table
 from pipelines.version_diff import diff_markdown, diff_versions
 
-CHUNKER_VERSION = "chunk-1"
+CHUNKER_VERSION = "chunk-2"  # chunk-2: one chunk per paragraph (§)
 KNOWN_SPECS: dict[str, ActSpec] = {CIVIL_CODE.act_id: CIVIL_CODE}
 
 
@@ -86,6 +86,10 @@ def chunk_step(layout: Layout, *, act_id: str, version: str, max_tokens: int) ->
         if info.get("max_tokens") == max_tokens and info.get("chunker") == CHUNKER_VERSION \
                 and info.get("source_sha256") == parse.get("source_sha256"):
             return store.read(act_id, version, "chunks")
+    if built is not None and built == layout.version_dir(act_id, version):
+        # a new chunker over a published version: stage a full copy so publishing swaps the
+        # whole folder (articles unchanged, chunks new) instead of finding nothing staged
+        store.stage_published_copy(act_id, version)
     chunks = build_chunks(store.read(act_id, version, "articles"), max_tokens=max_tokens)
     store.stage_table(act_id, version, "chunks", chunks)
     parse = _read_json(store.staging(act_id, version) / "parse.json")

@@ -16,6 +16,7 @@ import re
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
@@ -27,6 +28,7 @@ from lexpipe.layout import atomic_write_json
 from pipelines.retrieval.encoders import Encoder
 from pipelines.retrieval.fusion import rrf, zscore_fusion
 from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_to_articles
+from pipelines.retrieval.reranker import LexicalStats, LinearReranker, rerank_legs
 
 os.environ.setdefault("LANCE_LOG", "error")  # lance's deprecation chatter is not for our users
 _SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing that could escape SQL
@@ -44,6 +46,7 @@ class HybridConfig:
     bigram_weight: float = 0.5  # lexical = BM25(unigrams) + w · BM25(word bigrams)
 
 
+LEG_NAMES = ("bm25", "dense", "gaius")
 RRF_CONFIG = HybridConfig(method="rrf", weights=(("bm25", 1.0), ("dense", 0.25)), rrf_k=30)
 
 
@@ -94,16 +97,20 @@ def where_clause(filters: Filters) -> str | None:
 
 class EmbeddedBackend:
     def __init__(self, root: Path, *, encoder: Encoder, analyzer: TextAnalyzer, keep_versions: int = 3,
-                 grace_s: float = 600.0, hybrid: HybridConfig = HybridConfig()):
+                 grace_s: float = 600.0, hybrid: HybridConfig = HybridConfig(),
+                 reranker: LinearReranker | None = None):
         import lancedb
 
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.db = lancedb.connect(str(self.root / "lancedb"))
         self.encoder, self.analyzer, self.keep, self.grace_s = encoder, analyzer, keep_versions, grace_s
-        self.hybrid = hybrid
+        self.hybrid, self.reranker = hybrid, reranker
         self._tables: dict[str, object] = {}
         self._gaius: dict[str, object] = {}
+        self._lexical: dict[str, LexicalStats] = {}
+        # hybrid legs run side by side: LanceDB and the encoder release the GIL while they work
+        self._pool = ThreadPoolExecutor(max_workers=len(LEG_NAMES), thread_name_prefix="hybrid-leg")
         self._lock = threading.RLock()  # gaius() opens the table while holding it
 
     # -- serving state ----------------------------------------------------------------------------
@@ -262,6 +269,32 @@ class EmbeddedBackend:
                 self._gaius[table] = GaiusRetriever(self._table(table).to_arrow())
         return self._gaius[table].search(SearchRequest(strip_boilerplate(query), k, "gaius", filters))
 
+    def lexical_stats(self, table: str) -> LexicalStats:
+        """Analysed tokens and IDF of a table's chunks, for the reranker's overlap features."""
+        with self._lock:
+            if table not in self._lexical:
+                t = self._table(table).to_arrow().select(["chunk_id", "text_analyzed"])
+                self._lexical[table] = LexicalStats.from_tokens(
+                    {c: s.split() for c, s in zip(t["chunk_id"].to_pylist(), t["text_analyzed"].to_pylist())})
+            return self._lexical[table]
+
+    def legs(self, table: str, query: str, filters: Filters, depth: int,
+             names: Sequence[str] = LEG_NAMES) -> dict[str, list[Hit]]:
+        """Each named retriever's chunk hits, computed in parallel."""
+        futures = {n: self._pool.submit(getattr(self, n), table, query, filters, depth) for n in names}
+        return {n: f.result() for n, f in futures.items()}
+
+    def hybrid_search(self, table: str, query: str, filters: Filters, depth: int) -> list[Hit]:
+        """Learned re-scoring of the legs' union when a reranker is loaded, else weighted fusion."""
+        if self.reranker is not None:
+            legs = self.legs(table, query, filters, depth)
+            return rerank_legs(self.reranker, legs, self.analyzer.analyze(query), self.lexical_stats(table), depth)
+        weights = dict(self.hybrid.weights)
+        legs = self.legs(table, query, filters, depth, [n for n, w in weights.items() if w])
+        if self.hybrid.method == "zscore":
+            return zscore_fusion(legs, depth, weights=weights)
+        return rrf(legs, depth, rrf_k=self.hybrid.rrf_k, weights=weights)
+
     def search(self, request: SearchRequest) -> list[Hit]:
         """Article-level hits (best chunk per article), ranked."""
         try:
@@ -273,6 +306,7 @@ class EmbeddedBackend:
             with self._lock:
                 self._tables.clear()
                 self._gaius.clear()
+                self._lexical.clear()
             return self._search(request)
 
     def _search(self, request: SearchRequest) -> list[Hit]:
@@ -280,12 +314,7 @@ class EmbeddedBackend:
         for _act, _version, table in self._resolve(request.filters):
             depth = max(CANDIDATES, 3 * request.k)
             if request.retriever == "hybrid":
-                weights = dict(self.hybrid.weights)
-                legs = {name: getattr(self, name)(table, request.query, request.filters, depth)
-                        for name, w in weights.items() if w}
-                fuse = zscore_fusion if self.hybrid.method == "zscore" else (
-                    lambda r, d, weights: rrf(r, d, rrf_k=self.hybrid.rrf_k, weights=weights))
-                per_table.append(fuse(legs, depth, weights=weights))
+                per_table.append(self.hybrid_search(table, request.query, request.filters, depth))
             elif request.retriever in ("bm25", "dense", "gaius"):
                 per_table.append(getattr(self, request.retriever)(table, request.query, request.filters, depth))
             else:

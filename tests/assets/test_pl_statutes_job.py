@@ -72,7 +72,7 @@ def test_main_job_publishes_both_versions(full_run):
     assert md["article_count"].value == 1296 and md["pages"].value in (235, 242)
     index_md = instance.get_latest_materialization_event(
         dg.AssetKey(["pl", "kc", "search_index"])).asset_materialization.metadata
-    assert index_md["documents"].value == 1299 and index_md["serving_version"].value == NEW
+    assert index_md["documents"].value == 2094 and index_md["serving_version"].value == NEW
     assert 0 < index_md["embedded_chunks"].value < 30  # the refresh re-embedded only changed chunks
     checks = instance.event_log_storage.get_latest_asset_check_execution_by_key(
         [dg.AssetCheckKey(dg.AssetKey(["pl", "kc", "articles"]), "articles_valid")])

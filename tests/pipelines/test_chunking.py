@@ -34,3 +34,20 @@ def test_build_chunks_keeps_article_id_and_heading_path():
     (c,) = build_chunks(from_rows([row], ARTICLES), max_tokens=100).to_pylist()
     assert c["chunk_id"] == "pl:kc:art:22^1#0" and c["heading_path"] == "KSIĘGA PIERWSZA › Art. 22¹"
     assert c["token_count"] == 7 and len(c["content_hash"]) == 64
+
+
+def test_article_with_paragraphs_gives_one_chunk_per_paragraph():
+    paragraphs = [{"id": "pl:kc:art:944:par:1", "number": "1", "status": "in_force",
+                   "text": "§ 1. Sporządzić i odwołać testament może tylko osoba mająca pełną zdolność do czynności prawnych."},
+                  {"id": "pl:kc:art:944:par:2", "number": "2", "status": "in_force",
+                   "text": "§ 2. Testamentu nie można sporządzić ani odwołać przez przedstawiciela."}]
+    row = {"id": "pl:kc:art:944", "act_id": "pl:kc", "version": dt.date(2025, 11, 13), "ordinal": 0,
+           "number": "944", "number_display": "944", "sort_key": 944000, "path": [], "path_text": "KSIĘGA CZWARTA",
+           "text": "\n".join(p["text"] for p in paragraphs), "text_pending": None, "pending_effective_date": None,
+           "pending_note": None, "paragraphs": paragraphs, "status": "in_force", "status_note": None,
+           "page_start": 1, "page_end": 1, "footnotes": [], "content_hash": "x"}
+    chunks = build_chunks(from_rows([row], ARTICLES), max_tokens=100).to_pylist()
+    assert [c["text"] for c in chunks] == [p["text"] for p in paragraphs]
+    assert [c["chunk_id"] for c in chunks] == ["pl:kc:art:944#0", "pl:kc:art:944#1"]
+    assert {c["article_id"] for c in chunks} == {"pl:kc:art:944"} and all(c["chunk_count"] == 2 for c in chunks)
+    assert chunks[0]["content_hash"] != chunks[1]["content_hash"]
