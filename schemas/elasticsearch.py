@@ -48,10 +48,11 @@ REQUIRED_DOC_FIELDS: tuple[str, ...] = (
 SOURCE_FIELDS: tuple[str, ...] = (
     "chunk_id", "article_id", "act_id", "jurisdiction", "version", "status", "number", "heading_path", "text",
 )
-# What the client-side gAIus scorer loads per physical index (``helpers.scan``): the columns
-# ``GaiusRetriever`` reads, plus ``position`` for document order.
+# What the client-side scorers load per physical index (one ``helpers.scan``): the columns
+# ``GaiusRetriever`` reads, ``position`` for document order, and ``text_analyzed`` for the hybrid
+# reranker's lexical statistics (``reranker.LexicalStats``, as the embedded backend builds them).
 GAIUS_SOURCE_FIELDS: tuple[str, ...] = (
-    "chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status", "position",
+    "chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status", "position", "text_analyzed",
 )
 
 PRETOKENIZED_ANALYZER = "lexpipe_pretokenized"  # whitespace + lowercase

@@ -23,9 +23,13 @@ hits (best chunk per article, :func:`collapse_to_articles`) from the same retrie
 * ``dense``: top-level ``knn`` on ``vector``;
 * ``gaius``: the client-side character-alignment scorer over the chunk rows of the resolved
   physical index (:mod:`pipelines.retrieval.elasticsearch_gaius`);
-* ``hybrid``: the same :class:`HybridConfig` and the same fusion functions
-  (``fusion.zscore_fusion`` / ``fusion.rrf``) over the three legs, in our code — unless
-  ``server_side_rrf`` is set for a licensed cluster (see :meth:`ElasticsearchBackend._server_rrf`).
+* ``hybrid``: the three legs side by side, then, in our code and exactly as on the embedded
+  backend, either the trained reranker (``reranker.rerank_legs``: the legs' union re-scored with
+  the lexical statistics of the physical index, read by the same scan as gAIus) when one is
+  loaded (``index_build.load_reranker``), or else ``fusion.fuse`` by the shared
+  :class:`HybridConfig`. ``server_side_rrf`` (for a licensed cluster) takes precedence over both:
+  when it is set, hybrid is the cluster's RRF of bm25 + knn, without gAIus and without the
+  reranker (see :meth:`ElasticsearchBackend._server_rrf`).
 
 A search first resolves which physical index answers it (one ``GET <pattern>/_alias``: serving
 alias, or the version alias that ``version`` / ``as_of`` select) and then queries that index, so
@@ -54,9 +58,9 @@ from elasticsearch.helpers import streaming_bulk
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pipelines.retrieval.embedded_backend import CANDIDATES, BuildReport, HybridConfig, SearchError, bigrams
-from pipelines.retrieval.fusion import RRF_K, rrf, zscore_fusion
-from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_to_articles
+from pipelines.retrieval.embedded_backend import CANDIDATES, BuildReport, bigrams
+from pipelines.retrieval.fusion import RRF_K, HybridConfig, fuse
+from pipelines.retrieval.interface import Filters, Hit, SearchError, SearchRequest, collapse_to_articles
 from schemas import elasticsearch as es_schema
 
 if TYPE_CHECKING:
@@ -64,6 +68,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from pipelines.retrieval.embedded_backend import TextAnalyzer
+    from pipelines.retrieval.reranker import LexicalStats, LinearReranker
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +105,8 @@ class ElasticsearchSettings(BaseSettings):
     bulk_initial_backoff_s: float = Field(2.0, description="First 429 backoff; doubles per retry.")
     bulk_max_backoff_s: float = 60.0
     server_side_rrf: bool = Field(False, description="Hybrid via the `rrf` retriever (needs a licensed cluster; "
-                                                     "no gAIus leg, see ElasticsearchBackend._server_rrf).")
+                                                     "no gAIus leg, and it takes precedence over a loaded "
+                                                     "reranker: see ElasticsearchBackend._server_rrf).")
     candidates: int = Field(CANDIDATES, ge=1, le=10_000, description=(
         "Chunks per retriever before fusion and the collapse to articles: max(candidates, 3k), as on the "
         "embedded backend (fusion method, weights and RRF k come from HybridConfig, shared with it)."))
@@ -115,7 +121,8 @@ class ElasticsearchSettings(BaseSettings):
     bm25_folded_boost: float = 0.0
     scan_page_size: int = Field(500, ge=1, le=10_000, description="Documents per scroll page when gAIus loads an index.")
     scan_keep_alive: str = Field("2m", description="Scroll context keep-alive between pages of that scan.")
-    gaius_cache_indices: int = Field(3, ge=1, description="Physical indices whose gAIus rows stay in memory (LRU).")
+    gaius_cache_indices: int = Field(3, ge=1, description=(
+        "Physical indices whose scanned rows (gAIus scorer + reranker lexical stats) stay in memory (LRU)."))
 
 
 class ElasticsearchBackendError(RuntimeError):
@@ -334,12 +341,15 @@ class ElasticsearchBackend:
     project's ``Analyzer``) builds the documents of :meth:`build` and, unless ``analyze_query``
     is given, the analysed query; either way it must be the code that produced
     ``text_analyzed``/``text_bigrams`` at index time. ``hybrid`` is the embedded backend's
-    :class:`HybridConfig` (bigram weight, fusion method, leg weights, RRF k).
+    :class:`HybridConfig` (bigram weight, fusion method, leg weights, RRF k); ``reranker``, when
+    given, replaces its fusion exactly as on the embedded backend (``index_build`` passes
+    ``load_reranker(lang, encoder)``, so both backends rerank or neither does).
     """
 
     def __init__(self, client: Elasticsearch, corpus: str, *, settings: ElasticsearchSettings | None = None,
                  encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None,
-                 analyzer: "TextAnalyzer | None" = None, hybrid: HybridConfig = HybridConfig()):
+                 analyzer: "TextAnalyzer | None" = None, hybrid: HybridConfig = HybridConfig(),
+                 reranker: "LinearReranker | None" = None):
         from pipelines.retrieval.elasticsearch_gaius import GaiusIndexCache
 
         self.settings = settings or ElasticsearchSettings()
@@ -358,6 +368,7 @@ class ElasticsearchBackend:
         self.analyzer = analyzer
         self.analyze_query = analyze_query or (analyze_query_from(analyzer) if analyzer is not None else None)
         self.hybrid = hybrid
+        self.reranker = reranker
         self.gaius_cache = GaiusIndexCache(client, page_size=self.settings.scan_page_size,
                                            keep_alive=self.settings.scan_keep_alive,
                                            capacity=self.settings.gaius_cache_indices)
@@ -369,8 +380,8 @@ class ElasticsearchBackend:
     @classmethod
     def from_settings(cls, corpus: str, settings: ElasticsearchSettings | None = None, *,
                       encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None,
-                      analyzer: "TextAnalyzer | None" = None,
-                      hybrid: HybridConfig = HybridConfig()) -> "ElasticsearchBackend":
+                      analyzer: "TextAnalyzer | None" = None, hybrid: HybridConfig = HybridConfig(),
+                      reranker: "LinearReranker | None" = None) -> "ElasticsearchBackend":
         s = settings or ElasticsearchSettings()
         kwargs: dict[str, Any] = {
             "request_timeout": s.request_timeout_s,
@@ -383,7 +394,7 @@ class ElasticsearchBackend:
         if s.ca_certs:
             kwargs["ca_certs"] = s.ca_certs
         return cls(Elasticsearch(s.url, **kwargs), corpus, settings=s, encode_query=encode_query,
-                   analyze_query=analyze_query, analyzer=analyzer, hybrid=hybrid)
+                   analyze_query=analyze_query, analyzer=analyzer, hybrid=hybrid, reranker=reranker)
 
     # ----------------------------------------------------------------- names
 
@@ -394,6 +405,11 @@ class ElasticsearchBackend:
     @property
     def serving_alias(self) -> str:
         return self.base_name
+
+    def serving_pointer(self, act_id: str | None = None) -> str:
+        """What a new version is switched to serve through: the serving alias
+        (``EmbeddedBackend.serving_pointer`` names its pointer file)."""
+        return self.serving_alias
 
     @property
     def history_alias(self) -> str:
@@ -786,22 +802,41 @@ class ElasticsearchBackend:
         rest = dataclasses.replace(filters, version=None, as_of=None)
         return retriever.search(SearchRequest(strip_boilerplate(query), depth, "gaius", rest))
 
+    def lexical_stats(self, index: str) -> "LexicalStats":
+        """Analysed tokens and IDF of the chunks of ``index`` for the reranker, from the same
+        (cached, LRU-bounded) scan as gAIus — ``EmbeddedBackend.lexical_stats`` of a table."""
+        try:
+            return self.gaius_cache.lexical(index)
+        except NotFoundError as exc:
+            raise _IndexGone(index) from exc
+
     def _leg(self, name: str, index: str, request: SearchRequest, clauses: list[dict[str, Any]],
              depth: int) -> list[Hit]:
         if name == "gaius":
             return self.gaius(index, request.query, request.filters, depth)
         return getattr(self, name)(index, request.query, clauses, depth)
 
-    def _fuse(self, legs: Mapping[str, Sequence[Hit]], depth: int) -> list[Hit]:
-        """The embedded backend's fusion: ``zscore`` or RRF by :class:`HybridConfig`."""
-        weights = dict(self.hybrid.weights)
-        if self.hybrid.method == "zscore":
-            return zscore_fusion(legs, depth, weights=weights)
-        return rrf(legs, depth, rrf_k=self.hybrid.rrf_k, weights=weights)
+    def _legs(self, names: Sequence[str], index: str, request: SearchRequest, clauses: list[dict[str, Any]],
+              depth: int) -> dict[str, list[Hit]]:
+        """The named legs' chunk hits, side by side: they wait on the cluster (or, for gAIus, on
+        numpy), so a hybrid search costs its slowest leg, not their sum — as on the embedded backend."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=len(LEGS), thread_name_prefix="es-hybrid-leg")
+        futures = {name: self._pool.submit(self._leg, name, index, request, clauses, depth) for name in names}
+        return {name: f.result() for name, f in futures.items()}
+
+    def _query_tokens(self, query: str) -> list[str]:
+        """The query's analysed tokens, as the lexical leg sends them (``text_analyzed`` side)."""
+        analyzed, _folded = self._analyzed(query)
+        return analyzed.split() if analyzed else []
 
     def _server_rrf(self, index: str, request: SearchRequest, clauses: list[dict[str, Any]],
                     depth: int) -> list[Hit]:
         """Hybrid as ONE ``retriever.rrf`` request over the bm25 and knn legs (``server_side_rrf``).
+
+        This setting wins over a loaded reranker: whoever turns it on wants candidates and scoring
+        kept in the cluster, and the reranker needs all three legs' client-side candidates.
 
         gAIus is left out here, with a log line, rather than fused client-side with the server's
         result: RRF of an already-fused list with a third ranking is not the three-way fusion the
@@ -814,10 +849,11 @@ class ElasticsearchBackend:
         weights = dict(self.hybrid.weights)
         if not self._warned_server_rrf:
             self._warned_server_rrf = True
-            if weights.get("gaius") or self.hybrid.method != "rrf":
+            if weights.get("gaius") or self.hybrid.method != "rrf" or self.reranker is not None:
                 log.info("server_side_rrf: hybrid is RRF of bm25 + dense in Elasticsearch; the gAIus leg "
-                         "(weight %s) and %s fusion apply only to client-side hybrid",
-                         weights.get("gaius", 0), self.hybrid.method)
+                         "(weight %s), %s fusion and the reranker (%s) apply only to client-side hybrid",
+                         weights.get("gaius", 0), self.hybrid.method,
+                         "loaded, unused" if self.reranker is not None else "none loaded")
         w_lex, w_dense = weights.get("bm25", 0.0), weights.get("dense", 0.0)
         bm25 = self.build_bm25(request.query, clauses)
         if not (w_lex and w_dense and bm25 is not None):  # one leg left: its ranking is the RRF ranking
@@ -834,23 +870,24 @@ class ElasticsearchBackend:
         depth = min(max(self.settings.candidates, 3 * request.k), MAX_KNN)
         if request.retriever != "hybrid":
             return self._leg(request.retriever, index, request, clauses, depth)
-        if self.settings.server_side_rrf:
+        if self.settings.server_side_rrf:  # wins over the reranker and client-side fusion
             return self._server_rrf(index, request, clauses, depth)
-        names = [name for name, w in self.hybrid.weights if w]
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=len(LEGS), thread_name_prefix="es-hybrid-leg")
-        # the legs wait on the cluster (or, for gAIus, on numpy): side by side, a hybrid search
-        # costs its slowest leg, not their sum — as on the embedded backend
-        futures = {name: self._pool.submit(self._leg, name, index, request, clauses, depth) for name in names}
-        return self._fuse({name: f.result() for name, f in futures.items()}, depth)
+        if self.reranker is not None:  # the embedded backend's hybrid_search, leg for leg
+            from pipelines.retrieval.reranker import rerank_legs
+
+            legs = self._legs(LEGS, index, request, clauses, depth)
+            return rerank_legs(self.reranker, legs, self._query_tokens(request.query),
+                               self.lexical_stats(index), depth)
+        return fuse(self.hybrid, self._legs(self.hybrid.legs(), index, request, clauses, depth), depth)
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """Article-level hits (best chunk per article), ranked 1..k — ``EmbeddedBackend.search``."""
         retriever = request.retriever
         if retriever not in (*LEGS, "hybrid"):
             raise ElasticsearchSearchError(f"unknown retriever {retriever!r}; use one of {', '.join((*LEGS, 'hybrid'))}")
-        needs_vector = retriever == "dense" or (retriever == "hybrid" and dict(self.hybrid.weights).get("dense"))
+        reranks = self.reranker is not None and not self.settings.server_side_rrf
+        needs_vector = retriever == "dense" or (retriever == "hybrid" and (
+            reranks or dict(self.hybrid.weights).get("dense")))
         if needs_vector and self.encode_query is None:
             raise ElasticsearchBackendError(f"{retriever} retrieval needs an encode_query callable")
         if request.k <= 0 or not request.query.strip():

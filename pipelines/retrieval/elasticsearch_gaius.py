@@ -1,4 +1,5 @@
-"""gAIus over Elasticsearch: the chunk rows of one physical index, scored client-side.
+"""gAIus over Elasticsearch: the chunk rows of one physical index, scored client-side — and, from
+the same scan, the reranker's lexical statistics of that index.
 
 Why client-side: gAIus (:mod:`pipelines.retrieval.gaius`) slides a query-length window over every
 chunk's characters and counts equal positions. No Elasticsearch query expresses that, and a
@@ -11,23 +12,40 @@ Why keyed by *physical* index: an index never changes after its aliases point at
 builds a new index), so a cached retriever can never go stale; a version switch simply resolves
 another index name. The cache is LRU-bounded because each retriever holds tens of MB of
 precomputed indicator arrays.
+
+The reranker (:mod:`pipelines.retrieval.reranker`) needs every chunk's analysed tokens and their
+IDF over the version (:class:`~pipelines.retrieval.reranker.LexicalStats`), exactly what the
+embedded backend reads from its table's ``text_analyzed`` column. The scan therefore also reads
+``text_analyzed`` and both objects are built from it and kept in the same LRU entry: one scan per
+physical index serves gAIus and the reranker, and both are evicted together.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from elasticsearch import Elasticsearch
 from elasticsearch.helpers import scan
 
 from pipelines.retrieval.gaius import GaiusRetriever
+from pipelines.retrieval.reranker import LexicalStats
 from schemas import elasticsearch as es_schema
+
+ANALYZED_FIELD = "text_analyzed"  # scanned for the reranker's LexicalStats, not read by gAIus
+
+
+@dataclass
+class IndexScan:
+    """What one scan of a physical index yields: its gAIus scorer and its lexical statistics."""
+    gaius: GaiusRetriever
+    lexical: LexicalStats
 
 
 class GaiusIndexCache:
-    """``GaiusRetriever`` per physical index, loaded on first use."""
+    """``GaiusRetriever`` and ``LexicalStats`` per physical index, loaded on first use (one scan)."""
 
     def __init__(self, client: Elasticsearch, *, page_size: int = 500, keep_alive: str = "2m",
                  capacity: int = 3) -> None:
@@ -37,32 +55,43 @@ class GaiusIndexCache:
         self.page_size = page_size
         self.keep_alive = keep_alive
         self.capacity = capacity
-        self._retrievers: OrderedDict[str, GaiusRetriever] = OrderedDict()
+        self._entries: OrderedDict[str, IndexScan] = OrderedDict()
         # one lock for loads and lookups: two first searches of a version must not scan it twice
         self._lock = threading.Lock()
 
     def __contains__(self, index: str) -> bool:
-        return index in self._retrievers
+        return index in self._entries
+
+    def entry(self, index: str) -> IndexScan:
+        with self._lock:
+            entry = self._entries.get(index)
+            if entry is None:
+                rows = self.rows(index)
+                analyzed = rows.pop(ANALYZED_FIELD, None) or [None] * len(rows["chunk_id"])
+                entry = IndexScan(GaiusRetriever(rows), LexicalStats.from_analyzed(rows["chunk_id"], analyzed))
+                self._entries[index] = entry
+                while len(self._entries) > self.capacity:
+                    self._entries.popitem(last=False)
+            else:
+                self._entries.move_to_end(index)
+            return entry
 
     def get(self, index: str) -> GaiusRetriever:
-        with self._lock:
-            retriever = self._retrievers.get(index)
-            if retriever is None:
-                retriever = GaiusRetriever(self.rows(index))
-                self._retrievers[index] = retriever
-                while len(self._retrievers) > self.capacity:
-                    self._retrievers.popitem(last=False)
-            else:
-                self._retrievers.move_to_end(index)
-            return retriever
+        """The gAIus scorer of ``index``."""
+        return self.entry(index).gaius
+
+    def lexical(self, index: str) -> LexicalStats:
+        """Analysed tokens and IDF of every chunk of ``index`` (the reranker's overlap features)."""
+        return self.entry(index).lexical
 
     def discard(self, index: str) -> None:
         with self._lock:
-            self._retrievers.pop(index, None)
+            self._entries.pop(index, None)
 
     def rows(self, index: str) -> dict[str, list[Any]]:
-        """Columns of every chunk of ``index``, in document order (``position``; documents loaded
-        without one follow, by chunk id), so gAIus ties break as on the embedded backend."""
+        """Columns of every chunk of ``index`` (``GAIUS_SOURCE_FIELDS`` but ``position``), in document
+        order (``position``; documents loaded without one follow, by chunk id), so gAIus ties break
+        as on the embedded backend."""
         hits = scan(self.client, index=index, size=self.page_size, scroll=self.keep_alive,
                     query={"query": {"match_all": {}}, "_source": list(es_schema.GAIUS_SOURCE_FIELDS)})
         sources = [h.get("_source") or {} for h in hits]

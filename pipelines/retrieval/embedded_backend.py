@@ -4,7 +4,8 @@ Why one table per version plus a pointer file: a refresh builds the new version'
 (rows, BM25 index, count check) before ``serving.json`` is replaced atomically, so a reader in a
 loop sees the old table or the new one, never a half-loaded one; older versions stay queryable
 (``as_of``) until pruned. BM25 runs on our own analysed tokens (LanceDB's tokenizer has no Polish
-stemmer), dense search on normalised vectors (cosine), fusion in our code (``fusion.rrf``).
+stemmer), dense search on normalised vectors (cosine), hybrid in our code (the trained reranker
+when one is loaded, else ``fusion.fuse``).
 """
 
 from __future__ import annotations
@@ -26,28 +27,16 @@ import pyarrow as pa
 
 from lexpipe.layout import atomic_write_json
 from pipelines.retrieval.encoders import Encoder
-from pipelines.retrieval.fusion import rrf, zscore_fusion
-from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_to_articles
+# HybridConfig, RRF_CONFIG and SearchError live in fusion / interface (shared with the
+# Elasticsearch backend); re-exported here for existing imports
+from pipelines.retrieval.fusion import RRF_CONFIG, HybridConfig, fuse  # noqa: F401
+from pipelines.retrieval.interface import Filters, Hit, SearchError, SearchRequest, collapse_to_articles  # noqa: F401
 from pipelines.retrieval.reranker import LexicalStats, LinearReranker, rerank_legs
 
 os.environ.setdefault("LANCE_LOG", "error")  # lance's deprecation chatter is not for our users
 _SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing that could escape SQL
 CANDIDATES = 100  # per-retriever depth before fusion / article collapse
-
-
-@dataclass(frozen=True)
-class HybridConfig:
-    """How ``hybrid`` fuses its legs. Defaults were chosen on the 2012–2020 exam questions (459,
-    disjoint from the 2021–2023 questions we report on): z-score fusion of lexical 1, dense 1,
-    gAIus 0.5 beat the best weighted RRF (lexical 1, dense 0.25, k 30) for both query styles."""
-    method: str = "zscore"  # or "rrf"
-    weights: tuple[tuple[str, float], ...] = (("bm25", 1.0), ("dense", 1.0), ("gaius", 0.5))
-    rrf_k: int = 60
-    bigram_weight: float = 0.5  # lexical = BM25(unigrams) + w · BM25(word bigrams)
-
-
 LEG_NAMES = ("bm25", "dense", "gaius")
-RRF_CONFIG = HybridConfig(method="rrf", weights=(("bm25", 1.0), ("dense", 0.25)), rrf_k=30)
 
 
 def bigrams(tokens: Sequence[str]) -> list[str]:
@@ -63,10 +52,6 @@ class TextAnalyzer(Protocol):
     def fold(self, tokens: list[str]) -> list[str]: ...
 
     def analyze_many(self, texts: Sequence[str], batch_size: int = 64) -> list[list[str]]: ...
-
-
-class SearchError(ValueError):
-    """A request the index cannot answer (unknown act, no version on that date): a 4xx."""
 
 
 @dataclass
@@ -114,11 +99,13 @@ class EmbeddedBackend:
         self._lock = threading.RLock()  # gaius() opens the table while holding it
 
     # -- serving state ----------------------------------------------------------------------------
-    def _state_file(self, act_id: str) -> Path:
+    def serving_pointer(self, act_id: str) -> Path:
+        """The pointer file a new version of ``act_id`` is switched to serve through
+        (``serving/<act>.json``); the Elasticsearch backend's counterpart is its serving alias."""
         return self.root / "serving" / f"{act_id.replace(':', '_')}.json"
 
     def state(self, act_id: str) -> dict:
-        p = self._state_file(act_id)
+        p = self.serving_pointer(act_id)
         return json.loads(p.read_text()) if p.exists() else {"serving": None, "versions": {}}
 
     def acts(self) -> list[str]:
@@ -184,7 +171,7 @@ class EmbeddedBackend:
         retired = state.get("retired", []) + [{"table": t, "retired_at": now} for t in replaced]
         due = [r for r in retired if now - r["retired_at"] >= self.grace_s]
         state["retired"] = [r for r in retired if r not in due]
-        atomic_write_json(self._state_file(act_id), state)
+        atomic_write_json(self.serving_pointer(act_id), state)
         for r in due:
             try:
                 self.db.drop_table(r["table"])
@@ -274,8 +261,8 @@ class EmbeddedBackend:
         with self._lock:
             if table not in self._lexical:
                 t = self._table(table).to_arrow().select(["chunk_id", "text_analyzed"])
-                self._lexical[table] = LexicalStats.from_tokens(
-                    {c: s.split() for c, s in zip(t["chunk_id"].to_pylist(), t["text_analyzed"].to_pylist())})
+                self._lexical[table] = LexicalStats.from_analyzed(t["chunk_id"].to_pylist(),
+                                                                  t["text_analyzed"].to_pylist())
             return self._lexical[table]
 
     def legs(self, table: str, query: str, filters: Filters, depth: int,
@@ -289,11 +276,7 @@ class EmbeddedBackend:
         if self.reranker is not None:
             legs = self.legs(table, query, filters, depth)
             return rerank_legs(self.reranker, legs, self.analyzer.analyze(query), self.lexical_stats(table), depth)
-        weights = dict(self.hybrid.weights)
-        legs = self.legs(table, query, filters, depth, [n for n, w in weights.items() if w])
-        if self.hybrid.method == "zscore":
-            return zscore_fusion(legs, depth, weights=weights)
-        return rrf(legs, depth, rrf_k=self.hybrid.rrf_k, weights=weights)
+        return fuse(self.hybrid, self.legs(table, query, filters, depth, self.hybrid.legs()), depth)
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """Article-level hits (best chunk per article), ranked."""

@@ -84,18 +84,19 @@ def index_step(layout: Layout, *, act_id: str, version: str, backend=None, encod
 
 
 def serving_pointer(backend, act_id: str) -> str:
-    """Name of what a backend switches to serve a new version (asset metadata, reports)."""
-    alias = getattr(backend, "serving_alias", None)
-    if alias:
-        return str(alias)
-    state_file = getattr(backend, "_state_file", None)  # EmbeddedBackend: serving/<act>.json
-    return str(state_file(act_id)) if state_file else ""
+    """Name of what a backend switches to serve a new version (asset metadata, reports): the
+    embedded pointer file ``serving/<act>.json`` or the Elasticsearch serving alias, from the
+    backend's ``serving_pointer(act_id)``; "" for a backend without one."""
+    pointer = getattr(backend, "serving_pointer", None)
+    return str(pointer(act_id)) if callable(pointer) else ""
 
 
 def open_elasticsearch_backend(url: str, *, act_id: str = "pl:kc", encoder: Encoder | None = None,
-                               keep_versions: int | None = None):
+                               keep_versions: int | None = None, rerank: bool = True):
     """The Elasticsearch backend of one act: cluster ``url``; everything else from
-    ``LEXPIPE_ES_*`` (``ElasticsearchSettings``) except the vector size, which must be the encoder's."""
+    ``LEXPIPE_ES_*`` (``ElasticsearchSettings``) except the vector size, which must be the encoder's.
+    Hybrid uses the same trained reranker as the embedded backend (:func:`load_reranker`), unless
+    ``LEXPIPE_ES_SERVER_SIDE_RRF`` hands hybrid to the cluster."""
     from pipelines.retrieval.analyzers import get_analyzer
     from pipelines.retrieval.elasticsearch_backend import ElasticsearchBackend, ElasticsearchSettings
 
@@ -104,9 +105,10 @@ def open_elasticsearch_backend(url: str, *, act_id: str = "pl:kc", encoder: Enco
     if keep_versions is not None:
         update["keep_versions"] = keep_versions
     settings = ElasticsearchSettings().model_copy(update=update)
+    lang = LANGUAGE_OF[act_id.split(":")[0]]
     return ElasticsearchBackend.from_settings(
         act_id, settings, encode_query=lambda q: encoder.encode_queries([q])[0],
-        analyzer=get_analyzer(LANGUAGE_OF[act_id.split(":")[0]]))
+        analyzer=get_analyzer(lang), reranker=load_reranker(lang, encoder) if rerank else None)
 
 
 def open_search_backend(layout: Layout, *, elasticsearch_url: str | None = None, encoder: Encoder | None = None,

@@ -15,6 +15,11 @@ RetrieverName = Literal["bm25", "dense", "hybrid", "gaius"]
 RETRIEVERS: tuple[str, ...] = ("bm25", "dense", "hybrid", "gaius")
 
 
+class SearchError(ValueError):
+    """A request the index cannot answer (unknown act, no version on that date, unknown
+    retriever): every backend raises it or a subclass, and the search service answers 4xx."""
+
+
 @dataclass(frozen=True)
 class Filters:
     """Structured filters; every backend must apply them (never string-built queries)."""

@@ -47,6 +47,12 @@ class LexicalStats:
         return g
 
     @classmethod
+    def from_analyzed(cls, chunk_ids: Iterable[str], analyzed: Iterable[str | None]) -> "LexicalStats":
+        """From the stored ``text_analyzed`` strings (space-separated analysed tokens), the column
+        both backends keep per chunk: the one rule that makes their features equal."""
+        return cls.from_tokens({c: (s or "").split() for c, s in zip(chunk_ids, analyzed)})
+
+    @classmethod
     def from_tokens(cls, tokens: Mapping[str, Sequence[str]]) -> "LexicalStats":
         df: Counter[str] = Counter()
         for toks in tokens.values():

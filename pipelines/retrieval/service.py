@@ -7,7 +7,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from pipelines.retrieval.interface import RETRIEVERS, Filters, Hit, SearchRequest
+from pipelines.retrieval.interface import RETRIEVERS, Filters, Hit, SearchError, SearchRequest
 
 MAX_QUERY_CHARS = 2000
 MAX_K = 200
@@ -79,8 +79,6 @@ class SearchService:
         return cls(open_backend(settings))
 
     def search(self, query: str, *, offset: int = 0, **kw) -> SearchPage:
-        from pipelines.retrieval.embedded_backend import SearchError
-
         request = build_request(query, offset=offset, **kw)
         try:
             hits = self.backend.search(request)

@@ -6,6 +6,10 @@ the pages of the opening titles (Art. 1–55) and of leasing (Art. 709¹–709¹
 changed between the versions); vectors from the model-free HashingEncoder, so the suite is fast
 and deterministic. Mechanics only one backend has (Elasticsearch aliases, bulk retries; LanceDB
 table retirement) are tested in that backend's own module.
+
+Hybrid runs twice: with the configured fusion, and with a reranker (the same index reopened with a
+small LinearReranker trained here on synthetic groups, as ``index_build.load_reranker`` would
+hand one to either backend), so the reranker path meets the same assertions on both backends.
 """
 
 from __future__ import annotations
@@ -17,16 +21,20 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from pipelines.retrieval.embedded_backend import EmbeddedBackend, SearchError
+from pipelines.retrieval.embedded_backend import EmbeddedBackend
 from pipelines.retrieval.encoders import HashingEncoder
-from pipelines.retrieval.interface import Filters, Hit, SearchRequest
+from pipelines.retrieval.interface import Filters, Hit, SearchError, SearchRequest
+from pipelines.retrieval.reranker import FEATURES, LinearReranker, train_listwise
 
 OLD, NEW = "2024-12-19", "2025-11-13"
 RETRIEVERS = ("bm25", "dense", "gaius", "hybrid")
+# (retriever, reranked): every retriever as configured, and hybrid once more through a reranker
+CASES = [pytest.param(r, False, id=r) for r in RETRIEVERS] + [pytest.param("hybrid", True, id="hybrid-reranked")]
 ES_URL = os.environ.get("ELASTICSEARCH_URL")
 ENC = HashingEncoder()
 # 0-based PDF pages read per version; articles wholly inside a run (not cut at its ends) are kept
@@ -78,6 +86,37 @@ def _vectors(chunks: pa.Table):
 
 # ---------------------------------------------------------------------- backends
 
+def _train_reranker() -> LinearReranker:
+    """A quickly trained listwise model: on synthetic candidate lists the relevant one is the
+    best by query coverage, n-gram overlap and the lexical/dense/gAIus z-scores (with noise)."""
+    rng = np.random.default_rng(7)
+    truth = np.zeros(len(FEATURES))
+    for name, w in (("coverage", 2.0), ("bigram_overlap", 1.0), ("bm25_z", 1.0), ("dense_z", 0.5), ("gaius_z", 0.5)):
+        truth[FEATURES.index(name)] = w
+    groups = []
+    for _ in range(60):
+        x = rng.normal(size=(15, len(FEATURES)))
+        y = np.zeros(15)
+        y[int(np.argmax(x @ truth + 0.3 * rng.normal(size=15)))] = 1.0
+        groups.append((x, y))
+    model = train_listwise(groups, iters=300, provenance={"encoder": ENC.id, "trained_on": "synthetic"})
+    assert int(np.argmax(model.weights)) == FEATURES.index("coverage")
+    return model
+
+
+RERANKER = _train_reranker()
+
+
+def with_reranker(backend, model: LinearReranker = RERANKER):
+    """The same loaded index, opened again with a reranker: hybrid = legs → rerank_legs."""
+    if isinstance(backend, EmbeddedBackend):
+        return EmbeddedBackend(backend.root, encoder=ENC, analyzer=_analyzer(), reranker=model)
+    from pipelines.retrieval.elasticsearch_backend import ElasticsearchBackend
+
+    return ElasticsearchBackend(backend.client, "pl:kc", settings=backend.settings, encode_query=backend.encode_query,
+                                analyzer=backend.analyzer, reranker=model)
+
+
 def _analyzer():
     from pipelines.retrieval.analyzers import get_analyzer
 
@@ -128,6 +167,18 @@ def loaded(make_backend, kc_chunks):
     return backend
 
 
+@pytest.fixture(scope="module")
+def reranked(loaded):
+    backend = with_reranker(loaded)
+    assert backend.reranker is RERANKER and loaded.reranker is None
+    return backend
+
+
+@pytest.fixture(scope="module")
+def backend_for(loaded, reranked) -> Callable[[bool], object]:
+    return lambda rerank: reranked if rerank else loaded
+
+
 def search(backend, q: str, retriever: str = "hybrid", k: int = 10, **filters) -> list[Hit]:
     return backend.search(SearchRequest(q, k, retriever, Filters(**filters)))
 
@@ -151,28 +202,30 @@ def assert_article_hits(hits: list[Hit], k: int) -> None:
 
 # ---------------------------------------------------------------------- searching
 
-@pytest.mark.parametrize("retriever", RETRIEVERS)
-def test_every_retriever_returns_article_level_hits(loaded, retriever):
-    hits = search(loaded, "osoba prawna Skarb Państwa", retriever, k=7)
+@pytest.mark.parametrize("retriever,rerank", CASES)
+def test_every_retriever_returns_article_level_hits(backend_for, retriever, rerank):
+    hits = search(backend_for(rerank), "osoba prawna Skarb Państwa", retriever, k=7)
     assert_article_hits(hits, 7)
     assert {h.version for h in hits} == {NEW}  # the serving version by default
 
 
-@pytest.mark.parametrize("retriever", RETRIEVERS)
-def test_verbatim_quote_ranks_its_article_first(loaded, retriever):
-    hits = search(loaded, KONSUMENT, retriever)
+@pytest.mark.parametrize("retriever,rerank", CASES)
+def test_verbatim_quote_ranks_its_article_first(backend_for, retriever, rerank):
+    hits = search(backend_for(rerank), KONSUMENT, retriever)
     assert hits[0].article_id == "pl:kc:art:22^1", [h.article_id for h in hits[:5]]
 
 
-def test_hybrid_fuses_the_legs_and_says_which(loaded):
-    hits = search(loaded, f"Zgodnie z Kodeksem cywilnym, {KONSUMENT.lower()}", "hybrid")
+@pytest.mark.parametrize("rerank", [False, True], ids=["fusion", "reranked"])
+def test_hybrid_fuses_the_legs_and_says_which(backend_for, rerank):
+    hits = search(backend_for(rerank), f"Zgodnie z Kodeksem cywilnym, {KONSUMENT.lower()}", "hybrid")
     assert hits[0].article_id == "pl:kc:art:22^1"
     assert {"bm25", "dense"} <= set(hits[0].sources) <= {"bm25", "dense", "gaius"}
     assert all(h.sources and set(h.sources) <= {"bm25", "dense", "gaius"} for h in hits)
 
 
-@pytest.mark.parametrize("retriever", RETRIEVERS)
-def test_filters_apply(loaded, retriever):
+@pytest.mark.parametrize("retriever,rerank", CASES)
+def test_filters_apply(backend_for, retriever, rerank):
+    loaded = backend_for(rerank)
     repealed = search(loaded, "uchylony", retriever, k=20, statuses=("repealed",))
     assert_article_hits(repealed, 20)
     assert {h.status for h in repealed} == {"repealed"}
@@ -183,8 +236,9 @@ def test_filters_apply(loaded, retriever):
     assert search(loaded, "osoba prawna", retriever, jurisdictions=("de",)) == []
 
 
-@pytest.mark.parametrize("retriever", RETRIEVERS)
-def test_version_and_as_of_select_what_is_searched(loaded, retriever):
+@pytest.mark.parametrize("retriever,rerank", CASES)
+def test_version_and_as_of_select_what_is_searched(backend_for, retriever, rerank):
+    loaded = backend_for(rerank)
     assert {h.version for h in search(loaded, LEASING_OLD, retriever)} == {NEW}
     pinned = search(loaded, LEASING_OLD, retriever, version=OLD)
     assert pinned and {h.version for h in pinned} == {OLD}
@@ -201,12 +255,14 @@ def test_version_and_as_of_select_what_is_searched(loaded, retriever):
     ({"as_of": dt.date(2000, 1, 1)}, "on or before"),
     ({"version": "1999-01-01"}, "no indexed version"),
 ])
-def test_unanswerable_requests_raise_the_4xx_error(loaded, filters, message):
+def test_unanswerable_requests_raise_the_4xx_error(loaded, reranked, filters, message):
     from pipelines.retrieval.service import InvalidRequest, SearchService
 
     for retriever in RETRIEVERS:
         with pytest.raises(SearchError, match=message):
             search(loaded, "umowa", retriever, **filters)
+    with pytest.raises(SearchError, match=message):
+        search(reranked, "umowa", "hybrid", **filters)
     service = SearchService(loaded)  # what the API and CLI turn into 400 / exit 2
     with pytest.raises(InvalidRequest, match=message):
         service.search("umowa", acts=list(filters.get("act_ids", ())), as_of=filters.get("as_of"),
@@ -219,9 +275,10 @@ def test_health_view(loaded):
 
 # ---------------------------------------------------------------------- loading
 
-def _snapshot(backend, **filters) -> list[list[tuple[str, str, str]]]:
-    return [[(h.article_id, h.chunk_id, h.version) for h in search(backend, q, r, **filters)]
-            for q in (KONSUMENT, "osoba prawna Skarb Państwa", LEASING_OLD) for r in RETRIEVERS]
+def _snapshot(backend, reranked=None, **filters) -> list[list[tuple[str, str, str]]]:
+    cases = [(backend, r) for r in RETRIEVERS] + ([(reranked, "hybrid")] if reranked is not None else [])
+    return [[(h.article_id, h.chunk_id, h.version) for h in search(b, q, r, **filters)]
+            for q in (KONSUMENT, "osoba prawna Skarb Państwa", LEASING_OLD) for b, r in cases]
 
 
 def test_versions_switch_serving_and_a_reload_is_idempotent(make_backend, kc_chunks):
@@ -241,11 +298,12 @@ def test_versions_switch_serving_and_a_reload_is_idempotent(make_backend, kc_chu
         hits = search(backend, LEASING_OLD, "bm25", **filters)
         assert hits[0].article_id == "pl:kc:art:709^2" and {h.version for h in hits} == {OLD}
 
-    before, before_old = _snapshot(backend), _snapshot(backend, version=OLD)
+    reranked = with_reranker(backend)  # its per-table/per-index lexical stats must follow the reload
+    before, before_old = _snapshot(backend, reranked), _snapshot(backend, reranked, version=OLD)
     again = load(backend, kc_chunks[NEW], NEW)  # the same version once more
     assert again.documents == kc_chunks[NEW].num_rows
     assert backend.serving_version("pl:kc") == NEW
-    assert _snapshot(backend) == before and _snapshot(backend, version=OLD) == before_old
+    assert _snapshot(backend, reranked) == before and _snapshot(backend, reranked, version=OLD) == before_old
 
 
 # ---------------------------------------------------------------------- one analysis

@@ -22,6 +22,7 @@ from pipelines.retrieval.fusion import rrf, zscore_fusion
 from pipelines.retrieval.gaius import GaiusRetriever
 from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_to_articles
 from pipelines.retrieval.query_prep import strip_boilerplate
+from pipelines.retrieval.reranker import FEATURES, LexicalStats, LinearReranker, rerank_legs
 from schemas import elasticsearch as es_schema
 
 from fake_elasticsearch import FakeElasticsearch, Recorded, walk  # tests/, on sys.path via conftest
@@ -429,6 +430,100 @@ def test_hybrid_rrf_config_is_the_embedded_one(httpserver, fake):
     expected = rrf({"bm25": ranked(fake.rankings["bm25"]), "dense": ranked(fake.rankings["dense"])}, 100,
                    rrf_k=RRF_CONFIG.rrf_k, weights=dict(RRF_CONFIG.weights))[:3]
     assert [(h.chunk_id, h.sources) for h in hits] == [(h.chunk_id, h.sources) for h in expected]
+
+
+def _only(feature: str) -> LinearReranker:
+    """A hand-made model that scores candidates by one feature, nothing else."""
+    w = [0.0] * len(FEATURES)
+    w[FEATURES.index(feature)] = 1.0
+    return LinearReranker(w, [0.0] * len(FEATURES), [1.0] * len(FEATURES), provenance={"encoder": "test"})
+
+
+def _coverage_only() -> LinearReranker:
+    """The IDF-weighted share of the query's words a chunk contains."""
+    return _only("coverage")
+
+
+def test_hybrid_with_a_reranker_reorders_the_legs_union_as_the_model_says(httpserver, fake):
+    backend = ElasticsearchBackend.from_settings(
+        "pl:kc", ElasticsearchSettings(url=httpserver.url_for("/"), bulk_chunk_size=4, candidates=20),
+        encode_query=lambda q: vec("query:" + q), analyze_query=analyze, reranker=_coverage_only(),
+        hybrid=RRF_CONFIG)  # a reranker replaces the fusion: the HybridConfig's legs/weights do not matter
+    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
+    fake.requests.clear()
+    fake.rankings["bm25"] = ["pl:kc:art:1#0", "pl:kc:art:2#0", "pl:kc:art:3#0"]
+    fake.rankings["dense"] = ["pl:kc:art:3#0", "pl:kc:art:1#0", "pl:kc:art:6#0"]
+    query = "Przepis 5 o zobowiązaniach"
+    hits = backend.search(SearchRequest(query, k=4, retriever="hybrid"))
+
+    # all three legs ran (gAIus too, though RRF_CONFIG has none), and ONE scan fed both gAIus and
+    # the lexical statistics, with the analysed tokens among the scanned fields
+    reqs = [r for r in _resolution_then_searches(fake) if "scroll" not in r.args]
+    assert sorted("knn" in r.json for r in reqs) == [False, True]
+    (scan_req,) = _scans(fake)
+    assert "text_analyzed" in scan_req.json["_source"]
+    docs = make_docs("2025-11-13")
+    stats = backend.lexical_stats(INDEX)
+    assert stats.tokens == {d["chunk_id"]: d["text_analyzed"].split() for d in docs}
+    assert len(_scans(fake)) == 1  # cached with the gAIus scorer
+
+    # the model's order: only art. 5 contains the query's one discriminating word ("5"; the others
+    # occur in every chunk, IDF 0), so it leads although neither server leg returned it; the rest
+    # tie at coverage 0 and keep their best leg rank
+    assert hits[0].article_id == "pl:kc:art:5" and "bm25" not in hits[0].sources and "dense" not in hits[0].sources
+    assert hits[0].score > 0 and all(h.score == 0 for h in hits[1:])
+
+    # …and exactly rerank_legs over the same legs, then the article collapse
+    def ranked(ids):
+        by_id = {d["chunk_id"]: d for d in docs}
+        return [Hit(c, by_id[c]["article_id"], "pl:kc", "2025-11-13", 10.0 - i, i + 1) for i, c in enumerate(ids)]
+    rows = {k: [d[k] if k != "version" else "2025-11-13" for d in docs]
+            for k in ("chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status")}
+    legs = {"bm25": ranked(fake.rankings["bm25"]), "dense": ranked(fake.rankings["dense"]),
+            "gaius": GaiusRetriever(rows).search(SearchRequest(strip_boilerplate(query), 20))}
+    expected = collapse_to_articles(rerank_legs(
+        _coverage_only(), legs, analyze(query)[0].split(), LexicalStats.from_tokens(stats.tokens), 20), 4)
+    assert [(h.chunk_id, h.sources) for h in hits] == [(h.chunk_id, h.sources) for h in expected]
+    assert [h.score for h in hits] == pytest.approx([h.score for h in expected])
+    # another model, another order over the same union: trust only the dense leg's rank
+    backend.reranker = _only("dense_rr")
+    assert [h.article_id for h in backend.search(SearchRequest(query, k=3, retriever="hybrid"))] == [
+        "pl:kc:art:3", "pl:kc:art:1", "pl:kc:art:6"]
+
+
+def test_server_side_rrf_wins_over_a_loaded_reranker(httpserver, fake, caplog):
+    backend = ElasticsearchBackend.from_settings(
+        "pl:kc", ElasticsearchSettings(url=httpserver.url_for("/"), server_side_rrf=True),
+        encode_query=lambda q: vec("query:" + q), analyze_query=analyze, reranker=_coverage_only())
+    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
+    fake.requests.clear()
+    fake.rankings["rrf"] = ["pl:kc:art:6#0", "pl:kc:art:1#0"]
+    with caplog.at_level("INFO", logger="pipelines.retrieval.elasticsearch_backend"):
+        hits = backend.search(SearchRequest("Przepis 5", k=2, retriever="hybrid"))
+    assert [h.chunk_id for h in hits] == ["pl:kc:art:6#0", "pl:kc:art:1#0"]
+    (req,) = _resolution_then_searches(fake)
+    assert "retriever" in req.json and not _scans(fake)
+    assert "reranker (loaded, unused)" in caplog.text
+
+
+def test_open_elasticsearch_backend_loads_the_reranker_of_its_encoder(httpserver):
+    from pipelines.retrieval.index_build import open_elasticsearch_backend, serving_pointer
+    from pipelines.retrieval.reranker import default_model_path
+
+    trained_for = LinearReranker.load(default_model_path("pl")).provenance["encoder"]
+
+    class Enc:  # never called: the client is not contacted while the backend is built
+        dim = 384
+
+        def __init__(self, id_: str):
+            self.id = id_
+
+    url = httpserver.url_for("/")
+    backend = open_elasticsearch_backend(url, encoder=Enc(trained_for))
+    assert backend.reranker is not None and backend.reranker.provenance["encoder"] == trained_for
+    assert open_elasticsearch_backend(url, encoder=Enc("hashing-384")).reranker is None  # another scale
+    assert open_elasticsearch_backend(url, encoder=Enc(trained_for), rerank=False).reranker is None
+    assert serving_pointer(backend, "pl:kc") == SERVING
 
 
 def test_server_side_rrf_retriever_when_licensed(loaded, fake, caplog):
