@@ -1,0 +1,910 @@
+"""Open Legal Data (https://de.openlegaldata.io/api/) case-law connector: incremental and crash-safe.
+
+Why it looks like this
+----------------------
+German court decisions arrive as a long, slowly changing stream (350k+ cases). We want every case
+exactly once in its newest version, with bounded re-downloading, whatever happens mid-sync.
+
+* **Keyset cursor, not page numbers.** The list is requested sorted by ``(updated_date, id)`` and
+  filtered ``updated_date >= cursor``; after each page the cursor moves to the last record's key and
+  the next request starts again at page 1 of the narrower filter. Page-number walks shift when
+  records change under them (and the live API caps deep page numbers); a keyset does not.
+  Records at or below the cursor (the ``>=`` overlap) are skipped. When a whole page shares the
+  cursor's ``updated_date`` (bulk imports), the next page *number* of the same filter is asked for,
+  so the walk always moves forward. URLs are built from the cursor; the server's ``next`` link
+  only says whether there is more (it is never followed, so it cannot redirect the token).
+  A 404 past the end of such a run (records deleted under us) ends the pass; the next pass
+  rereads the run from page 1.
+* **Crash safety by ordering of writes.** Per page: raw body → content-addressed landing zone;
+  accepted records → one idempotent Parquet batch (``CaseStore``); refused records → quarantine;
+  *then* the cursor is replaced atomically. A crash before the cursor write only means the page is
+  fetched again and produces the same batch file (named by content), so a restarted sync ends with
+  exactly the rows of an uninterrupted one. ``on_checkpoint`` exposes these points to crash tests.
+* **The server's ordering is verified, never trusted.** If a page comes back unsorted or below the
+  cursor (e.g. a server that silently ignores ``ordering``/``updated_date__gte``, as DRF does for
+  unknown fields), the sync stops with ``CursorContractError`` before writing any record of the
+  page, because advancing a keyset cursor over an unordered stream would leave gaps. (An ignored
+  filter shows from the second request on; a first page can only be checked for its own order.)
+* **Schema drift is tolerated, bad records are quarantined.** Unknown fields are kept verbatim
+  (``extra_json``); the court may come as an object or as a bare id. A record missing a required
+  field (id, court, file_number, date, updated_date, non-empty content) is written to the
+  quarantine with every reason and the sync goes on. A page that is not valid JSON because of one
+  record (e.g. an invalid ``\\'`` escape) is split record by record, so only that record is lost.
+  A page whose *envelope* is unreadable (an HTML error page with 200) stops the sync without
+  moving the cursor: skipping it would silently drop a page of cases.
+* **Politeness and secrets.** ``PoliteHttpClient`` does rate limiting, retries with backoff on
+  429/5xx/dropped connections and honours ``Retry-After``. The API token is a ``SecretStr`` and is
+  put into the ``Authorization: Token …`` header per request only (never in URLs, reprs or logs).
+
+API facts used (openlegaldata/oldp): ``GET {base}/cases/`` is a DRF ``PageNumberPagination`` list
+(``count``, ``next``, ``previous``, ``results``; ``page``, ``page_size`` ≤ 1000); a case carries
+``id, slug, court{id,name,slug,city,state,jurisdiction,level_of_appeal}, file_number, date,
+created_date, updated_date, type, ecli, content``. ``GET {base}/courts/`` lists courts the same way.
+The published API orders only by ``date`` and filters ``date`` ranges; the ``(updated_date, id)``
+ordering and the ``updated_date__gte`` filter are configurable (``ApiParams``) and verified.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+import httpx
+from pydantic import SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from connectors.case_store import CaseStore
+from connectors.http import HttpFetchError, PoliteHttpClient, redact_url
+from connectors.landing import RawLandingZone
+from lexpipe.layout import atomic_write_json
+
+log = logging.getLogger(__name__)
+
+SOURCE = "openlegaldata"
+DEFAULT_BASE_URL = "https://de.openlegaldata.io/api"
+MAX_PAGE_SIZE = 1000  # SmallResultsSetPagination.max_page_size
+CASES_ACT_ID = "de:openlegaldata:cases"    # landing-zone provenance labels
+COURTS_ACT_ID = "de:openlegaldata:courts"
+_PAGE_EXCERPT = 4096
+# Landed page bodies are <sha>.page: a ".json" blob would be overwritten by its own sidecar
+# (<sha>.json) in RawLandingZone, and any "*.json" blob would be read as a sidecar by find().
+_PAGE_SUFFIX = ".page"
+_CASE_FIELDS = frozenset({"id", "slug", "court", "file_number", "date", "created_date",
+                          "updated_date", "type", "ecli", "content"})
+_COURT_FIELDS = frozenset({"id", "name", "code", "slug", "court_type", "city", "state",
+                           "jurisdiction", "level_of_appeal", "updated_date"})
+_ID_GUESS = re.compile(r'"(?:id|pk)"\s*:\s*(\d+)')
+
+
+# -- configuration ------------------------------------------------------------------------------
+
+
+class OpenLegalDataSettings(BaseSettings):
+    """``LEXPIPE_OLDP_*``: where the API is, the token, and how the cursor is expressed."""
+
+    model_config = SettingsConfigDict(env_prefix="LEXPIPE_OLDP_", extra="ignore")
+
+    base_url: str = DEFAULT_BASE_URL
+    api_token: SecretStr | None = None
+    page_size: int = 100
+    ordering: str = "updated_date,id"
+    since_param: str = "updated_date__gte"
+
+
+@dataclass(frozen=True)
+class ApiParams:
+    """Query parameters carrying the keyset cursor (the server must honour them; we verify)."""
+
+    ordering: str = "updated_date,id"
+    since_param: str = "updated_date__gte"
+    page_size: int = 100
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.page_size <= MAX_PAGE_SIZE:
+            raise ValueError(f"page_size must be in 1..{MAX_PAGE_SIZE}, got {self.page_size}")
+
+
+@dataclass(frozen=True)
+class OldpPaths:
+    """Where this connector keeps its state and data under ``$LEXPIPE_HOME``.
+
+        state/openlegaldata/cases_cursor.json   the persisted cursor (atomic JSON)
+        state/openlegaldata/cases.lock          one sync at a time (flock; freed by the kernel on death)
+        caselaw/de/openlegaldata/                CaseStore: cases/, quarantine/, courts.parquet
+        raw/                                     RawLandingZone: every page body, content-addressed
+    """
+
+    home: Path
+
+    @property
+    def state_dir(self) -> Path:
+        return self.home / "state" / SOURCE
+
+    @property
+    def cursor_path(self) -> Path:
+        return self.state_dir / "cases_cursor.json"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.state_dir / "cases.lock"
+
+    @property
+    def store_root(self) -> Path:
+        return self.home / "caselaw" / "de" / SOURCE
+
+    @property
+    def raw(self) -> Path:
+        return self.home / "raw"
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+
+class OpenLegalDataError(Exception):
+    """The sync stopped; the cursor still points at the last fully committed page."""
+
+
+class CursorContractError(OpenLegalDataError):
+    """The server's page is not sorted by (updated_date, id) or lies below the cursor filter."""
+
+
+class PageFormatError(OpenLegalDataError):
+    """A page body whose envelope (count/next/results) cannot be read at all."""
+
+
+class SyncLockedError(OpenLegalDataError):
+    """Another sync holds the lock for this LEXPIPE_HOME."""
+
+
+# -- timestamps and keys ------------------------------------------------------------------------
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """ISO 8601 text → aware UTC datetime; naive values are taken as UTC; anything else → None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+@dataclass(frozen=True, order=True)
+class CaseKey:
+    """A record's position in the (updated_date, id) order; ``raw`` is echoed back to the API."""
+
+    updated: datetime
+    case_id: int
+    raw: str = field(compare=False)
+
+
+def case_key(obj: Any) -> CaseKey | None:
+    """The ordering key if ``id`` and ``updated_date`` are readable (even if the record is not)."""
+    if not isinstance(obj, dict):
+        return None
+    cid, raw = obj.get("id"), obj.get("updated_date")
+    if type(cid) is not int:
+        return None
+    updated = parse_timestamp(raw)
+    return CaseKey(updated, cid, raw) if updated is not None else None
+
+
+# -- the persisted cursor -----------------------------------------------------------------------
+
+
+@dataclass
+class SyncCursor:
+    """Last committed key ``(updated_date, case_id)`` and the page of its filter to ask next.
+
+    ``page`` > 1 only while walking a run of records sharing ``updated_date``.
+    ``complete`` is True when the last sync reached the end of the list.
+    """
+
+    updated_date: str | None = None
+    case_id: int | None = None
+    page: int = 1
+    complete: bool = False
+    pages_committed: int = 0
+    last_completed_at: str | None = None
+    format: int = 1
+
+    @property
+    def key(self) -> CaseKey | None:
+        if self.updated_date is None or self.case_id is None:
+            return None
+        updated = parse_timestamp(self.updated_date)
+        if updated is None:
+            raise OpenLegalDataError(f"persisted cursor has an unreadable updated_date "
+                                     f"{self.updated_date!r}")
+        return CaseKey(updated, self.case_id, self.updated_date)
+
+
+class CursorStore:
+    """The cursor as one JSON file, replaced atomically (temp + fsync + rename)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    def load(self) -> SyncCursor:
+        if not self.path.exists():
+            return SyncCursor()
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            # Unlike a cache, a lost cursor silently means "start over"; refuse instead.
+            raise OpenLegalDataError(f"unreadable cursor {self.path}: {exc}") from exc
+        known = {f for f in SyncCursor.__dataclass_fields__}
+        return SyncCursor(**{k: v for k, v in data.items() if k in known})
+
+    def save(self, cursor: SyncCursor) -> None:
+        atomic_write_json(self.path, asdict(cursor))
+
+
+# -- page parsing -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RawRecord:
+    """One element of ``results``: parsed ``obj`` or the JSON ``error``, plus its text."""
+
+    index: int
+    text: str
+    obj: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ParsedPage:
+    records: list[RawRecord]
+    next_url: str | None
+    count: int | None
+    salvaged: bool = False  # the body was not valid JSON; records were split one by one
+
+
+def parse_page(body: bytes) -> ParsedPage:
+    """Read a DRF page record by record, keeping each record's exact text.
+
+    The envelope and every record are decoded with the C JSON scanner (``raw_decode``), one value
+    at a time. A record that is not valid JSON (say an invalid ``\\'`` escape) is delimited by
+    a string- and bracket-aware scan instead and returned with its ``error``: one bad record does
+    not cost the page. Raises ``PageFormatError`` when the envelope itself cannot be read.
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PageFormatError(f"page body is not UTF-8: {exc}") from None
+    try:
+        envelope, records = _walk_envelope(text)
+    except (ValueError, IndexError) as exc:
+        raise PageFormatError(f"not a paginated JSON list: {exc}; body starts with "
+                              f"{text[:60]!r}") from None
+    if records is None:
+        raise PageFormatError("page is JSON but not a paginated list (no 'results' array)")
+    return ParsedPage(records, _next_url(envelope.get("next")), _count(envelope.get("count")),
+                      salvaged=any(r.error is not None for r in records))
+
+
+_DECODER = json.JSONDecoder()
+_WS = " \t\r\n"
+
+
+def _walk_envelope(text: str) -> tuple[dict[str, Any], list[RawRecord] | None]:
+    i = _skip_ws(text, 0)
+    if not text.startswith("{", i):
+        raise ValueError("body is not a JSON object")
+    envelope: dict[str, Any] = {}
+    records: list[RawRecord] | None = None
+    i = _skip_ws(text, i + 1)
+    if text.startswith("}", i):
+        i += 1
+    else:
+        while True:
+            key, i = _DECODER.raw_decode(text, i)
+            if not isinstance(key, str):
+                raise ValueError(f"object key is not a string at offset {i}")
+            i = _skip_ws(text, i)
+            if not text.startswith(":", i):
+                raise ValueError(f"expected ':' at offset {i}")
+            i = _skip_ws(text, i + 1)
+            if key == "results" and text.startswith("[", i):
+                records, i = _walk_results(text, i)
+            else:
+                envelope[key], i = _DECODER.raw_decode(text, i)
+            i = _skip_ws(text, i)
+            if text.startswith(",", i):
+                i = _skip_ws(text, i + 1)
+                continue
+            if text.startswith("}", i):
+                i += 1
+                break
+            raise ValueError(f"expected ',' or '}}' at offset {i}")
+    if _skip_ws(text, i) != len(text):
+        raise ValueError(f"trailing data at offset {i}")
+    return envelope, records
+
+
+def _walk_results(text: str, i: int) -> tuple[list[RawRecord], int]:
+    records: list[RawRecord] = []
+    i = _skip_ws(text, i + 1)
+    if text.startswith("]", i):
+        return records, i + 1
+    while True:
+        start = i
+        try:
+            obj, i = _DECODER.raw_decode(text, start)
+            records.append(RawRecord(len(records), text[start:i], obj))
+        except ValueError:
+            i = _value_end(text, start)  # ValueError here: cannot even delimit it → envelope
+            piece = text[start:i]
+            try:
+                json.loads(piece)
+                error = "not valid JSON"
+            except ValueError as exc:  # the message with positions relative to the record
+                error = str(exc)
+            records.append(RawRecord(len(records), piece, error=error))
+        i = _skip_ws(text, i)
+        if text.startswith(",", i):
+            i = _skip_ws(text, i + 1)
+            continue
+        if text.startswith("]", i):
+            return records, i + 1
+        raise ValueError(f"expected ',' or ']' in results at offset {i}")
+
+
+def _next_url(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value or None
+    raise PageFormatError(f"'next' is neither a URL nor null: {value!r}")
+
+
+def _count(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _WS:
+        i += 1
+    return i
+
+
+def _string_end(text: str, i: int) -> int:
+    """Index past the string starting at ``text[i] == '"'``; any backslash escapes one char."""
+    j = i + 1
+    while j < len(text):
+        ch = text[j]
+        if ch == "\\":
+            j += 2
+        elif ch == '"':
+            return j + 1
+        else:
+            j += 1
+    raise ValueError("unterminated string")
+
+
+def _value_end(text: str, i: int) -> int:
+    """Index past the (possibly invalid) JSON value at ``i``, tracking strings and brackets."""
+    if i >= len(text):
+        raise ValueError("unexpected end of body")
+    ch = text[i]
+    if ch == '"':
+        return _string_end(text, i)
+    if ch in "{[":
+        depth, j = 0, i
+        while j < len(text):
+            ch = text[j]
+            if ch == '"':
+                j = _string_end(text, j)
+                continue
+            if ch in "{[":
+                depth += 1
+            elif ch in "}]":
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+            j += 1
+        raise ValueError("unterminated object or array")
+    j = i
+    while j < len(text) and text[j] not in ",}]" + _WS:
+        j += 1
+    if j == i:
+        raise ValueError(f"unexpected {ch!r} at offset {i}")
+    return j
+
+
+# -- record validation --------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str | None:
+    """Optional text field: strings as sent ('' → None); other scalars as JSON text."""
+    if value is None or value == "":
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _required_text(obj: Mapping[str, Any], name: str, reasons: list[str]) -> str | None:
+    if name not in obj:
+        reasons.append(f"{name}: missing")
+    elif obj[name] is None:
+        reasons.append(f"{name}: null")
+    elif not isinstance(obj[name], str):
+        reasons.append(f"{name}: expected text, got {type(obj[name]).__name__}")
+    elif not obj[name].strip():
+        reasons.append(f"{name}: empty")
+    else:
+        return obj[name]
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _extra(obj: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in known}
+
+
+def validate_case(obj: Any) -> tuple[dict[str, Any] | None, list[str]]:
+    """API record → the CASES row fields it determines, or None and every reason it is refused.
+
+    Required: integer ``id``; ``court`` (object with integer ``id``, or a bare integer);
+    non-empty ``file_number``; ISO ``date``; ISO ``updated_date``; non-empty ``content``.
+    Optional fields with unreadable values become null and keep their value in ``extra_json``.
+    """
+    if not isinstance(obj, dict):
+        return None, [f"record is not a JSON object (got {type(obj).__name__})"]
+    reasons: list[str] = []
+    extra = _extra(obj, _CASE_FIELDS)
+
+    cid = obj.get("id")
+    if "id" not in obj:
+        reasons.append("id: missing")
+    elif cid is None:
+        reasons.append("id: null")
+    elif type(cid) is not int or cid <= 0:
+        reasons.append(f"id: expected a positive integer, got {_short(cid)}")
+
+    court = obj.get("court")
+    court_id: int | None = None
+    court_obj: dict[str, Any] | None = None
+    if "court" not in obj or court is None:
+        reasons.append("court: missing" if "court" not in obj else "court: null")
+    elif type(court) is int:
+        court_id = court
+    elif isinstance(court, dict) and type(court.get("id")) is int:
+        court_id, court_obj = court["id"], court
+    else:
+        reasons.append(f"court: expected an object with an integer 'id' or an integer, "
+                       f"got {_short(court)}")
+
+    file_number = _required_text(obj, "file_number", reasons)
+
+    decision_date: date | None = None
+    raw_date = _required_text(obj, "date", reasons)
+    if raw_date is not None:
+        try:
+            decision_date = date.fromisoformat(raw_date.strip())
+        except ValueError:
+            reasons.append(f"date: not an ISO date (YYYY-MM-DD): {_short(raw_date)}")
+
+    updated_raw = _required_text(obj, "updated_date", reasons)
+    updated = parse_timestamp(updated_raw) if updated_raw is not None else None
+    if updated_raw is not None and updated is None:
+        reasons.append(f"updated_date: not an ISO timestamp: {_short(updated_raw)}")
+
+    content = _required_text(obj, "content", reasons)
+
+    if reasons:
+        return None, reasons
+
+    created = parse_timestamp(obj.get("created_date"))
+    if obj.get("created_date") not in (None, "") and created is None:
+        extra["created_date"] = obj["created_date"]
+    row = {
+        "source": SOURCE,
+        "case_id": cid,
+        "slug": _text(obj.get("slug")),
+        "court_id": court_id,
+        "court_name": _text(court_obj.get("name")) if court_obj else None,
+        "court_slug": _text(court_obj.get("slug")) if court_obj else None,
+        "court_jurisdiction": _text(court_obj.get("jurisdiction")) if court_obj else None,
+        "court_level_of_appeal": _text(court_obj.get("level_of_appeal")) if court_obj else None,
+        "court_json": (json.dumps(court_obj, ensure_ascii=False, sort_keys=True)
+                       if court_obj else None),
+        "file_number": file_number,
+        "date": decision_date,
+        "created_date": created,
+        "updated_date": updated,
+        "updated_date_raw": updated_raw,
+        "type": _text(obj.get("type")),
+        "ecli": _text(obj.get("ecli")),
+        "content": content,
+        "content_sha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),  # type: ignore[union-attr]
+        "extra_json": json.dumps(extra, ensure_ascii=False, sort_keys=True),
+    }
+    return row, []
+
+
+def validate_court(obj: Any) -> tuple[dict[str, Any] | None, list[str]]:
+    """API court → COURTS row fields, or None and reasons (required: integer id, name)."""
+    if not isinstance(obj, dict):
+        return None, [f"record is not a JSON object (got {type(obj).__name__})"]
+    reasons: list[str] = []
+    if type(obj.get("id")) is not int:
+        reasons.append("id: missing" if "id" not in obj
+                       else f"id: expected an integer, got {_short(obj.get('id'))}")
+    name = _required_text(obj, "name", reasons)
+    if reasons:
+        return None, reasons
+    extra = _extra(obj, _COURT_FIELDS)
+    updated = parse_timestamp(obj.get("updated_date"))
+    if obj.get("updated_date") not in (None, "") and updated is None:
+        extra["updated_date"] = obj["updated_date"]
+    row = {"source": SOURCE, "court_id": obj["id"], "name": name,
+           **{k: _text(obj.get(k)) for k in ("code", "slug", "court_type", "city", "state",
+                                             "jurisdiction", "level_of_appeal")},
+           "updated_date": updated,
+           "extra_json": json.dumps(extra, ensure_ascii=False, sort_keys=True)}
+    return row, []
+
+
+def _record_id(record: RawRecord) -> str | None:
+    obj = record.obj
+    if isinstance(obj, dict):
+        value = obj.get("id", obj.get("pk"))
+        if isinstance(value, (int, str)) and not isinstance(value, bool) and value != "":
+            return str(value)
+        return None
+    match = _ID_GUESS.search(record.text) if record.error else None
+    return match.group(1) if match else None
+
+
+# -- HTTP side ----------------------------------------------------------------------------------
+
+
+class OpenLegalDataApi:
+    """Builds list URLs and GETs them politely, adding the token header per request."""
+
+    def __init__(self, client: PoliteHttpClient, base_url: str = DEFAULT_BASE_URL, *,
+                 api_token: SecretStr | str | None = None, params: ApiParams = ApiParams()) -> None:
+        self.client = client
+        self.base_url = base_url.rstrip("/")
+        self._token = SecretStr(api_token) if isinstance(api_token, str) else api_token
+        self.params = params
+
+    @classmethod
+    def from_settings(cls, settings: Any, oldp: OpenLegalDataSettings | None = None,
+                      **client_overrides: Any) -> "OpenLegalDataApi":
+        """Polite client from ``lexpipe.settings.Settings`` (user agent, rate limit, retries)
+        + ``LEXPIPE_OLDP_*``. No validator cache: list pages are keyed by cursor, not revisited."""
+        oldp = oldp or OpenLegalDataSettings()
+        client = PoliteHttpClient.from_settings(settings, cache_path=None, **client_overrides)
+        return cls(client, oldp.base_url, api_token=oldp.api_token,
+                   params=ApiParams(oldp.ordering, oldp.since_param, oldp.page_size))
+
+    def __repr__(self) -> str:  # never show the token, even masked, in a repr
+        return f"OpenLegalDataApi(base_url={self.base_url!r}, params={self.params!r})"
+
+    def cases_url(self, since: str | None, page: int) -> str:
+        query: dict[str, str | int] = {"ordering": self.params.ordering,
+                                       "page_size": self.params.page_size}
+        if since is not None:
+            query[self.params.since_param] = since
+        if page > 1:
+            query["page"] = page
+        return str(httpx.URL(f"{self.base_url}/cases/", params=query))
+
+    def courts_url(self, page: int) -> str:
+        query: dict[str, str | int] = {"page_size": self.params.page_size}
+        if page > 1:
+            query["page"] = page
+        return str(httpx.URL(f"{self.base_url}/courts/", params=query))
+
+    def get(self, url: str) -> tuple[bytes, dict[str, str]]:
+        headers = {"Accept": "application/json"}
+        if self._token is not None and self._token.get_secret_value():
+            headers["Authorization"] = f"Token {self._token.get_secret_value()}"
+        res = self.client.get(url, headers=headers, conditional=False)
+        return res.content, res.headers
+
+
+# -- the sync -----------------------------------------------------------------------------------
+
+
+@dataclass
+class PageReport:
+    """What one request did (also passed to ``on_checkpoint``)."""
+
+    request_no: int
+    url: str
+    page: int
+    since: str | None
+    raw_sha256: str = ""
+    records: int = 0
+    accepted: int = 0
+    skipped: int = 0
+    quarantined: int = 0
+    salvaged: bool = False
+    last_page: bool = False
+
+
+@dataclass
+class SyncReport:
+    pages: list[PageReport] = field(default_factory=list)
+    complete: bool = False
+    cursor: SyncCursor = field(default_factory=SyncCursor)
+
+    @property
+    def accepted(self) -> int:
+        return sum(p.accepted for p in self.pages)
+
+    @property
+    def quarantined(self) -> int:
+        return sum(p.quarantined for p in self.pages)
+
+    @property
+    def skipped(self) -> int:
+        return sum(p.skipped for p in self.pages)
+
+
+Checkpoint = Callable[[str, PageReport], None]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class _SyncLock:
+    """Exclusive flock on a file: the kernel releases it when the process dies (even SIGKILL)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def __enter__(self) -> "_SyncLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SyncLockedError(f"another Open Legal Data sync holds {self.path}") from None
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+class CaseSync:
+    """Incremental sync of ``/cases/`` (and ``/courts/``) into a ``CaseStore``."""
+
+    def __init__(self, api: OpenLegalDataApi, home: Path, *,
+                 now: Callable[[], datetime] = _utcnow) -> None:
+        self.api = api
+        self.paths = OldpPaths(Path(home))
+        self.store = CaseStore(self.paths.store_root)
+        self.landing = RawLandingZone(self.paths.raw)
+        self.cursors = CursorStore(self.paths.cursor_path)
+        self._now = now
+
+    # -- cases ---------------------------------------------------------------------------------
+
+    def sync_cases(self, *, max_pages: int | None = None,
+                   on_checkpoint: Checkpoint | None = None) -> SyncReport:
+        """Fetch pages after the persisted cursor until the list ends (or ``max_pages``).
+
+        Stages passed to ``on_checkpoint``: ``landed`` (raw body stored), ``written`` (batch and
+        quarantine stored, cursor not yet moved), ``committed`` (cursor saved).
+        HTTP failures after retries, ``CursorContractError`` and ``PageFormatError`` stop the
+        sync with the cursor at the last committed page.
+        """
+        with _SyncLock(self.paths.lock_path):
+            cursor = self.cursors.load()
+            report = SyncReport(cursor=cursor)
+            if cursor.complete:  # a new pass over whatever changed since
+                cursor.complete = False
+            request_no = 0
+            while max_pages is None or request_no < max_pages:
+                request_no += 1
+                cursor = self._one_page(cursor, request_no, report, on_checkpoint)
+                if cursor.complete:
+                    break
+            report.complete = cursor.complete
+            report.cursor = cursor
+            log.info("openlegaldata sync: %d page(s), %d accepted, %d skipped, %d quarantined, "
+                     "complete=%s", len(report.pages), report.accepted, report.skipped,
+                     report.quarantined, report.complete)
+            return report
+
+    def _one_page(self, cursor: SyncCursor, request_no: int, report: SyncReport,
+                  on_checkpoint: Checkpoint | None) -> SyncCursor:
+        key = cursor.key
+        url = self.api.cases_url(cursor.updated_date, cursor.page)
+        page_rep = PageReport(request_no, url, cursor.page, cursor.updated_date)
+        report.pages.append(page_rep)
+        try:
+            body, headers = self.api.get(url)
+        except HttpFetchError as exc:
+            if exc.status != 404 or cursor.page == 1:
+                raise
+            # DRF answers 404 past the last page. Within a run of equal timestamps that means
+            # records were deleted under us: end this pass; the next one rereads from page 1.
+            log.warning("openlegaldata %s: 404 past the end of the list; pass complete",
+                        redact_url(url))
+            page_rep.last_page = True
+            cursor = self._advance(cursor, key, [], last_page=True)
+            self.cursors.save(cursor)
+            _checkpoint(on_checkpoint, "committed", page_rep)
+            return cursor
+        fetched_at = self._now()
+        landed = self.landing.store(body, source_url=url, act_id=CASES_ACT_ID,
+                                    version=f"since={cursor.updated_date or ''};page={cursor.page}",
+                                    headers=headers, suffix=_PAGE_SUFFIX)
+        page_rep.raw_sha256 = landed.sha256
+        _checkpoint(on_checkpoint, "landed", page_rep)
+
+        try:
+            parsed = parse_page(body)
+        except PageFormatError as exc:
+            self.store.write_quarantine([self._page_quarantine(body, url, cursor.page,
+                                                               landed.sha256, str(exc))])
+            raise PageFormatError(f"{redact_url(url)}: {exc}") from None
+        page_rep.records, page_rep.salvaged = len(parsed.records), parsed.salvaged
+
+        keys = [(r.index, k) for r in parsed.records if (k := case_key(r.obj)) is not None]
+        self._check_order(url, key, keys)
+
+        accepted: list[dict[str, Any]] = []
+        refused: list[dict[str, Any]] = []
+        for rec in parsed.records:
+            rkey = case_key(rec.obj)
+            if key is not None and rkey is not None and rkey <= key:
+                page_rep.skipped += 1  # the >= overlap: committed in an earlier page
+                continue
+            if rec.error is not None:
+                reasons = [f"not valid JSON: {rec.error}"]
+                row = None
+            else:
+                row, reasons = validate_case(rec.obj)
+            if row is None:
+                refused.append(self._record_quarantine("case", rec, reasons, url, cursor.page,
+                                                       landed.sha256))
+            else:
+                accepted.append({**row, "source_url": url, "raw_sha256": landed.sha256,
+                                 "fetched_at": fetched_at})
+        self.store.write_cases(accepted)
+        self.store.write_quarantine(refused)
+        page_rep.accepted, page_rep.quarantined = len(accepted), len(refused)
+        page_rep.last_page = parsed.next_url is None
+        _checkpoint(on_checkpoint, "written", page_rep)
+
+        cursor = self._advance(cursor, key, [k for _, k in keys], parsed.next_url is None)
+        self.cursors.save(cursor)
+        _checkpoint(on_checkpoint, "committed", page_rep)
+        log.info("openlegaldata %s: %d record(s): %d new, %d already seen, %d quarantined%s",
+                 redact_url(url), page_rep.records, page_rep.accepted, page_rep.skipped,
+                 page_rep.quarantined, " (salvaged record by record)" if parsed.salvaged else "")
+        return cursor
+
+    @staticmethod
+    def _check_order(url: str, key: CaseKey | None, keys: list[tuple[int, CaseKey]]) -> None:
+        for (i_prev, prev), (i_cur, cur) in zip(keys, keys[1:]):
+            if cur < prev:
+                raise CursorContractError(
+                    f"{redact_url(url)}: results not sorted by (updated_date, id): record {i_cur} "
+                    f"(id {cur.case_id}, {cur.raw}) after record {i_prev} (id {prev.case_id}, "
+                    f"{prev.raw}); does the server honour the ordering parameter?")
+        if key is not None:
+            for i, k in keys:
+                if k.updated < key.updated:
+                    raise CursorContractError(
+                        f"{redact_url(url)}: record {i} (id {k.case_id}) has updated_date {k.raw} "
+                        f"before the cursor {key.raw}; does the server honour the filter?")
+
+    def _advance(self, cursor: SyncCursor, key: CaseKey | None, keys: list[CaseKey],
+                 last_page: bool) -> SyncCursor:
+        top = max(keys) if keys else None
+        if key is not None and top is not None and top < key:
+            top = key
+        new = SyncCursor(updated_date=cursor.updated_date, case_id=cursor.case_id,
+                         page=cursor.page, pages_committed=cursor.pages_committed + 1,
+                         last_completed_at=cursor.last_completed_at)
+        if top is not None:
+            new.updated_date, new.case_id = top.raw, top.case_id
+        if last_page:
+            new.page, new.complete = 1, True
+            new.last_completed_at = self._now().isoformat(timespec="seconds")
+        elif top is not None and (key is None or top.updated > key.updated):
+            new.page = 1  # restart at the head of the narrower filter
+        else:
+            new.page = cursor.page + 1  # the page held nothing newer than the cursor's timestamp
+        return new
+
+    # -- courts --------------------------------------------------------------------------------
+
+    def sync_courts(self, *, max_pages: int = 1000) -> int:
+        """Fetch the whole court list; replace the snapshot only when every page was read.
+
+        Returns the number of courts written. Bad courts are quarantined (kind ``court``).
+        """
+        with _SyncLock(self.paths.lock_path):
+            return self._sync_courts(max_pages)
+
+    def _sync_courts(self, max_pages: int) -> int:
+        rows: list[dict[str, Any]] = []
+        for page in range(1, max_pages + 1):
+            url = self.api.courts_url(page)
+            body, headers = self.api.get(url)
+            fetched_at = self._now()
+            landed = self.landing.store(body, source_url=url, act_id=COURTS_ACT_ID,
+                                        version=f"page={page}", headers=headers, suffix=_PAGE_SUFFIX)
+            try:
+                parsed = parse_page(body)
+            except PageFormatError as exc:
+                self.store.write_quarantine([self._page_quarantine(body, url, page,
+                                                                   landed.sha256, str(exc))])
+                raise PageFormatError(f"{redact_url(url)}: {exc}") from None
+            refused = []
+            for rec in parsed.records:
+                row, reasons = ((None, [f"not valid JSON: {rec.error}"]) if rec.error
+                                else validate_court(rec.obj))
+                if row is None:
+                    refused.append(self._record_quarantine("court", rec, reasons, url, page,
+                                                           landed.sha256))
+                else:
+                    rows.append({**row, "source_url": url, "raw_sha256": landed.sha256,
+                                 "fetched_at": fetched_at})
+            self.store.write_quarantine(refused)
+            if parsed.next_url is None:
+                break
+        else:
+            raise OpenLegalDataError(f"court list longer than {max_pages} pages")
+        unique = {r["court_id"]: r for r in rows}  # a court shifting pages is kept once
+        self.store.write_courts(sorted(unique.values(), key=lambda r: r["court_id"]))
+        return len(unique)
+
+    # -- quarantine rows -----------------------------------------------------------------------
+
+    def _record_quarantine(self, kind: str, rec: RawRecord, reasons: list[str], url: str,
+                           page: int, raw_sha: str) -> dict[str, Any]:
+        return {"quarantine_id": hashlib.sha256(f"{kind}\n{rec.text}".encode()).hexdigest(),
+                "source": SOURCE, "kind": kind, "record_id": _record_id(rec), "reasons": reasons,
+                "raw_record": rec.text, "source_url": url, "page": page,
+                "record_index": rec.index, "raw_sha256": raw_sha, "quarantined_at": self._now()}
+
+    def _page_quarantine(self, body: bytes, url: str, page: int, raw_sha: str,
+                         reason: str) -> dict[str, Any]:
+        return {"quarantine_id": hashlib.sha256(b"page\n" + body).hexdigest(), "source": SOURCE,
+                "kind": "page", "record_id": None, "reasons": [reason],
+                "raw_record": body[:_PAGE_EXCERPT].decode("utf-8", errors="replace"),
+                "source_url": url, "page": page, "record_index": None, "raw_sha256": raw_sha,
+                "quarantined_at": self._now()}
+
+
+def _checkpoint(hook: Checkpoint | None, stage: str, page: PageReport) -> None:
+    if hook is not None:
+        hook(stage, page)
+
+
+def iter_quarantine_reasons(store: CaseStore) -> Iterator[tuple[str, str | None, list[str]]]:
+    """(kind, record id, reasons) per quarantined record: a convenience for reports and tests."""
+    table = store.quarantine()
+    for kind, rid, reasons in zip(table.column("kind").to_pylist(),
+                                  table.column("record_id").to_pylist(),
+                                  table.column("reasons").to_pylist()):
+        yield kind, rid, reasons

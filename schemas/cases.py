@@ -1,0 +1,79 @@
+"""Arrow schemas of the case-law store (court decisions), starting with Open Legal Data.
+
+Why a separate module: the statute schemas in ``schemas/arrow.py`` describe one consolidated act
+per version; case law is a stream of independently updated records (one row per case *version*,
+deduplicated on read) plus a quarantine of records we refused. Field ``description`` metadata
+travels into the Parquet files like the statute schemas'.
+
+Rows are written by ``connectors/case_store.py``; ``schemas.arrow.conform`` casts to these.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+
+def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable, metadata={"description": doc})
+
+
+_TS = pa.timestamp("us", tz="UTC")  # the API sends milli- or microseconds; never lose either
+
+CASES = pa.schema([
+    _f("source", pa.string(), "provider, e.g. 'openlegaldata'", nullable=False),
+    _f("case_id", pa.int64(), "the provider's case id (Open Legal Data: /api/cases/<id>/)", nullable=False),
+    _f("slug", pa.string(), "provider slug (court-date-file number)"),
+    _f("court_id", pa.int64(), "provider court id (joins COURTS.court_id)", nullable=False),
+    _f("court_name", pa.string(), "court name as embedded in the case record"),
+    _f("court_slug", pa.string(), "court slug as embedded in the case record"),
+    _f("court_jurisdiction", pa.string(), "e.g. 'Ordentliche Gerichtsbarkeit' (as sent)"),
+    _f("court_level_of_appeal", pa.string(), "e.g. 'Bundesgericht' (as sent)"),
+    _f("court_json", pa.string(), "the embedded court object as sent (JSON), null if only an id was sent"),
+    _f("file_number", pa.string(), "Aktenzeichen as defined by the court, e.g. 'VI ZR 194/17'", nullable=False),
+    _f("date", pa.date32(), "decision/publication date as in the source", nullable=False),
+    _f("created_date", _TS, "when the provider created the record"),
+    _f("updated_date", _TS, "provider's last change: the sync cursor and the dedup order", nullable=False),
+    _f("updated_date_raw", pa.string(), "updated_date exactly as sent (echoed back in the cursor filter)", nullable=False),
+    _f("type", pa.string(), "decision type (Urteil, Beschluss, ...)"),
+    _f("ecli", pa.string(), "European Case Law Identifier; null when the provider sends ''"),
+    _f("content", pa.string(), "full text as sent (Legal HTML for Open Legal Data)", nullable=False),
+    _f("content_sha256", pa.string(), "sha256 of content (UTF-8): changes iff the text changes", nullable=False),
+    _f("extra_json", pa.string(), "fields this connector does not know, kept verbatim (JSON object)", nullable=False),
+    _f("source_url", pa.string(), "the API page URL the record came from", nullable=False),
+    _f("raw_sha256", pa.string(), "sha256 of that page's body in the raw landing zone", nullable=False),
+    _f("fetched_at", _TS, "when the page was fetched", nullable=False),
+])
+
+COURTS = pa.schema([
+    _f("source", pa.string(), "provider, e.g. 'openlegaldata'", nullable=False),
+    _f("court_id", pa.int64(), "provider court id", nullable=False),
+    _f("name", pa.string(), "court name", nullable=False),
+    _f("code", pa.string(), "court code, e.g. 'BGH'"),
+    _f("slug", pa.string(), "court slug"),
+    _f("court_type", pa.string(), "AG, LG, OLG, BGH, ..."),
+    _f("city", pa.string(), "city (id or name, as sent, as text)"),
+    _f("state", pa.string(), "state (id or name, as sent, as text)"),
+    _f("jurisdiction", pa.string(), "jurisdiction, as sent"),
+    _f("level_of_appeal", pa.string(), "level of appeal, as sent"),
+    _f("updated_date", _TS, "provider's last change"),
+    _f("extra_json", pa.string(), "fields this connector does not know, kept verbatim (JSON object)", nullable=False),
+    _f("source_url", pa.string(), "the API page URL the record came from", nullable=False),
+    _f("raw_sha256", pa.string(), "sha256 of that page's body in the raw landing zone", nullable=False),
+    _f("fetched_at", _TS, "when the page was fetched", nullable=False),
+])
+
+QUARANTINE = pa.schema([
+    _f("quarantine_id", pa.string(), "sha256 of kind + raw_record: the same bad record is kept once", nullable=False),
+    _f("source", pa.string(), "provider, e.g. 'openlegaldata'", nullable=False),
+    _f("kind", pa.string(), "case | court | page (a page whose envelope could not be read)", nullable=False),
+    _f("record_id", pa.string(), "the record's id if one could be read, as text"),
+    _f("reasons", pa.list_(pa.string()), "why it was refused, one entry per problem", nullable=False),
+    _f("raw_record", pa.string(), "the record's text as received (pages: the first 4 KB)", nullable=False),
+    _f("source_url", pa.string(), "the API page URL", nullable=False),
+    _f("page", pa.int32(), "page number requested"),
+    _f("record_index", pa.int32(), "0-based position in the page's results; null for kind=page"),
+    _f("raw_sha256", pa.string(), "sha256 of the page body in the raw landing zone", nullable=False),
+    _f("quarantined_at", _TS, "when it was first refused", nullable=False),
+])
+
+SCHEMAS: dict[str, pa.Schema] = {"cases": CASES, "courts": COURTS, "quarantine": QUARANTINE}

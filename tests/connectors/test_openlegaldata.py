@@ -1,0 +1,567 @@
+"""Open Legal Data connector end to end against a loopback DRF server serving the real samples.
+
+The server (tests/fake_openlegaldata.py) pages through every file in
+``<sample_dir>/de/openlegaldata/`` — the five BGH fixtures, the two cases of
+case_with_references.json, the old-serializer BVerfG record, the seven openJur
+``invalid_cases_*`` records and the one file that is not valid JSON — and injects 429s, 5xx,
+dropped connections, HTML error pages, and pauses for SIGKILL tests.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pydantic import SecretStr
+from pytest_httpserver import HTTPServer
+
+from connectors.case_store import CaseStore
+from connectors.http import HttpFetchError, PoliteHttpClient
+from connectors.openlegaldata import (ApiParams, CaseSync, CursorContractError, OldpPaths,
+                                      OpenLegalDataApi, PageFormatError, PageReport,
+                                      SyncLockedError, case_key, parse_page, validate_case)
+from fake_openlegaldata import FakeOpenLegalData  # tests/, on sys.path via conftest
+from lexpipe.layout import Layout
+from schemas.cases import CASES, COURTS, QUARANTINE
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = "oldp-SECRET-token-4711"
+VALID_IDS = [65, 66, 67, 68, 69, 1888]
+# 1889 (empty content) and the seven openJur records carry an id; the BVerfG record has
+# "id": null and the unparseable openJur export has none.
+QUARANTINED_IDS = ["1889", "30534", "30535", "30540", "30541", "30737", "30738", "30739"]
+SERVED_RECORDS = 16
+
+
+class Crash(Exception):
+    """Stands in for a process dying at a checkpoint."""
+
+
+@pytest.fixture
+def oldp_dir(sample_dir: Path) -> Path:
+    folder = sample_dir / "de" / "openlegaldata"
+    if not folder.is_dir():
+        pytest.skip(f"Open Legal Data samples not found at {folder}")
+    return folder
+
+
+@pytest.fixture
+def fake(oldp_dir: Path, httpserver: HTTPServer) -> FakeOpenLegalData:
+    server = FakeOpenLegalData(oldp_dir.parent.parent, token=TOKEN)
+    server.install(httpserver)
+    return server
+
+
+def make_sync(httpserver: HTTPServer, home: Path, *, page_size: int = 3,
+              sleeps: list[float] | None = None, token: str = TOKEN,
+              **client_kw: Any) -> CaseSync:
+    opts: dict[str, Any] = dict(user_agent="lexpipe-tests/0 (+https://example.invalid)",
+                                timeout_s=5.0, max_retries=3, backoff_base_s=0.5,
+                                backoff_max_s=8.0, min_interval_s=0.0,
+                                sleep=(sleeps.append if sleeps is not None else lambda s: None))
+    opts.update(client_kw)
+    api = OpenLegalDataApi(PoliteHttpClient(**opts), httpserver.url_for("/api"),
+                           api_token=SecretStr(token), params=ApiParams(page_size=page_size))
+    return CaseSync(api, home)
+
+
+def snapshot(sync: CaseSync) -> dict[str, Any]:
+    """Everything a consumer sees, minus ingestion timestamps (they differ between runs)."""
+    cases = sync.store.cases().drop_columns(["fetched_at"]).to_pylist()
+    quarantine = sorted((r["kind"], r["record_id"] or "", tuple(r["reasons"]), r["quarantine_id"])
+                        for r in sync.store.quarantine().to_pylist())
+    rows = sorted((r["case_id"], r["updated_date"], r["content_sha256"])
+                  for r in sync.store.all_case_rows().to_pylist())
+    return {"cases": cases, "quarantine": quarantine, "all_rows": rows}
+
+
+def clean_run(httpserver: HTTPServer, tmp_path: Path, name: str = "clean",
+              **kw: Any) -> dict[str, Any]:
+    sync = make_sync(httpserver, tmp_path / name, **kw)
+    assert sync.sync_cases().complete
+    return snapshot(sync)
+
+
+def cursor_file(home: Path) -> dict[str, Any]:
+    return json.loads(OldpPaths(home).cursor_path.read_text())
+
+
+# -- the real samples, end to end ---------------------------------------------------------------
+
+
+def test_full_sync_keeps_valid_cases_and_quarantines_every_malformed_record(
+        httpserver: HTTPServer, fake: FakeOpenLegalData, tmp_home: Layout) -> None:
+    sync = make_sync(httpserver, tmp_home.home)
+    report = sync.sync_cases()
+
+    assert report.complete and report.accepted == len(VALID_IDS)
+    assert report.accepted + report.quarantined == SERVED_RECORDS
+    cases = sync.store.cases()
+    assert cases.schema.equals(CASES, check_metadata=False)
+    assert cases.column("case_id").to_pylist() == VALID_IDS
+    quarantine = sync.store.quarantine()
+    assert quarantine.schema.equals(QUARANTINE, check_metadata=False)
+    assert quarantine.num_rows == SERVED_RECORDS - len(VALID_IDS)
+    assert set(quarantine.column("kind").to_pylist()) == {"case"}
+    assert sorted(r for r in quarantine.column("record_id").to_pylist() if r) == QUARANTINED_IDS
+    assert all(quarantine.column("reasons").to_pylist())
+    # nothing refused reaches the output
+    assert not set(QUARANTINED_IDS) & {str(i) for i in cases.column("case_id").to_pylist()}
+
+    # the persisted cursor: last key of the list, complete
+    state = cursor_file(tmp_home.home)
+    assert (state["updated_date"], state["case_id"], state["page"], state["complete"]) == (
+        "2018-12-05T16:30:08.018Z", 1889, 1, True)
+    # the token went out on every request, as DRF TokenAuthentication expects
+    assert all(req.headers["Authorization"] == f"Token {TOKEN}" for req, _ in httpserver.log)
+
+
+def test_case_fields_and_unknown_fields_kept(httpserver: HTTPServer, fake: FakeOpenLegalData,
+                                             tmp_home: Layout, oldp_dir: Path) -> None:
+    sync = make_sync(httpserver, tmp_home.home)
+    sync.sync_cases()
+    rows = {r["case_id"]: r for r in sync.store.cases().to_pylist()}
+    fixture = json.loads((oldp_dir / "bgh-2018-04-09-vi-zr-19417.json").read_text())[0]["fields"]
+
+    bgh = rows[68]
+    assert bgh["file_number"] == "VI\u00a0ZR\u00a0194/17" and bgh["type"] == "Beschluss"
+    assert bgh["date"] == date(2018, 4, 9) and bgh["ecli"] is None  # '' → null
+    assert bgh["updated_date"] == datetime(2018, 4, 26, 11, 32, 1, 277000, tzinfo=timezone.utc)
+    assert bgh["updated_date_raw"] == "2018-04-26T11:32:01.277Z"
+    assert bgh["content"] == fixture["content"]
+    assert bgh["court_id"] == 5624 and bgh["court_json"] == '{"id": 5624}'
+    extra = json.loads(bgh["extra_json"])  # fields the API contract does not name are kept
+    assert extra["court_chamber"] == fixture["court_chamber"] and extra["raw"] == fixture["raw"]
+    assert {"title", "pdf_url", "source_url", "private", "annotations"} <= extra.keys()
+
+    lg = rows[1888]
+    assert (lg["court_id"], lg["court_name"], lg["court_slug"]) == (1, "Unknown court", "unknown")
+    assert json.loads(lg["extra_json"])["court_raw"] == '{"name": "LG M\\u00fcnchen I"}'
+
+
+def test_quarantine_reasons_and_evidence(httpserver: HTTPServer, fake: FakeOpenLegalData,
+                                         tmp_home: Layout, oldp_dir: Path) -> None:
+    sync = make_sync(httpserver, tmp_home.home)
+    sync.sync_cases()
+    rows = sync.store.quarantine().to_pylist()
+    by_id = {r["record_id"]: r for r in rows if r["record_id"]}
+
+    assert by_id["1889"]["reasons"] == ["content: empty"]
+    openjur = by_id["30534"]["reasons"]
+    assert {"file_number: missing", "updated_date: missing", "content: missing"} <= set(openjur)
+    assert "date: not an ISO date (YYYY-MM-DD): '18. November 2008'" in openjur
+    assert any(r.startswith("court: expected an object") for r in openjur)
+
+    unnamed = [r for r in rows if not r["record_id"]]
+    assert len(unnamed) == 2
+    broken = next(r for r in unnamed if r["reasons"][0].startswith("not valid JSON"))
+    assert "Invalid \\escape" in broken["reasons"][0]
+    raw_file = oldp_dir / "invalid_cases_cannot_read_json_with_missing_escaping.json"
+    assert broken["raw_record"] == raw_file.read_text("utf-8").strip()  # byte-for-byte evidence
+    bverfg = next(r for r in unnamed if r is not broken)
+    assert bverfg["reasons"][:1] == ["id: null"] and "content: missing" in bverfg["reasons"]
+
+    # every quarantine row points at the landed page that carried it
+    for row in rows:
+        landed = sync.landing.get(row["raw_sha256"])
+        assert landed is not None and sync.landing.verify(row["raw_sha256"])
+        assert row["raw_record"] in landed.path.read_text("utf-8")
+
+
+def test_every_page_body_is_landed_content_addressed(httpserver: HTTPServer,
+                                                     fake: FakeOpenLegalData,
+                                                     tmp_home: Layout) -> None:
+    sync = make_sync(httpserver, tmp_home.home)
+    report = sync.sync_cases()
+    assert len(report.pages) == len(fake.requests)
+    for page in report.pages:
+        landed = sync.landing.get(page.raw_sha256)
+        assert landed is not None and sync.landing.verify(page.raw_sha256)
+        side = json.loads(landed.sidecar_path.read_text())
+        assert side["act_id"] == "de:openlegaldata:cases" and side["source_url"] == page.url
+        assert "authorization" not in side["headers"]
+    assert any(p.salvaged for p in report.pages)  # the page carrying the invalid-JSON record
+
+
+# -- incremental --------------------------------------------------------------------------------
+
+
+def test_resync_fetches_only_the_tail_and_picks_up_changes(httpserver: HTTPServer,
+                                                           fake: FakeOpenLegalData,
+                                                           tmp_home: Layout) -> None:
+    sync = make_sync(httpserver, tmp_home.home)
+    sync.sync_cases()
+    parts = sync.store.case_parts()
+    before = len(fake.requests)
+
+    again = sync.sync_cases()
+    assert again.complete and len(fake.requests) == before + 1  # one page: the >= overlap
+    assert again.accepted == 0 and again.quarantined == 0
+    assert sync.store.case_parts() == parts
+
+    fake.touch(67, "2019-01-02T03:04:05.678Z", content="<p>Berichtigt.</p>")
+    third = sync.sync_cases()
+    assert third.accepted == 1
+    cases = {r["case_id"]: r for r in sync.store.cases().to_pylist()}
+    assert sorted(cases) == VALID_IDS
+    assert cases[67]["content"] == "<p>Berichtigt.</p>"
+    assert cases[67]["updated_date_raw"] == "2019-01-02T03:04:05.678Z"
+    history = [r for r in sync.store.all_case_rows().to_pylist() if r["case_id"] == 67]
+    assert len(history) == 2  # append-only: the old version stays in the store
+    assert cursor_file(tmp_home.home)["case_id"] == 67
+
+
+def test_run_of_equal_timestamps_longer_than_a_page(httpserver: HTTPServer,
+                                                    fake: FakeOpenLegalData,
+                                                    tmp_path: Path) -> None:
+    """A bulk import gives many records one updated_date: the walk must page through them."""
+    for cid in VALID_IDS + [1889]:
+        fake.touch(cid, "2019-03-01T00:00:00Z")
+    sync = make_sync(httpserver, tmp_path / "home", page_size=2)
+    report = sync.sync_cases()
+    assert report.complete
+    assert sync.store.cases().column("case_id").to_pylist() == VALID_IDS
+    assert sync.store.quarantine().num_rows == SERVED_RECORDS - len(VALID_IDS)
+    assert len(fake.requests) < 20
+    pages_at_plateau = [r.get("page", "1") for r in fake.requests
+                        if r.get("updated_date__gte") == "2019-03-01T00:00:00Z"]
+    assert len(pages_at_plateau) >= 3 and pages_at_plateau[:3] == ["1", "2", "3"]
+
+
+def test_deletions_under_a_run_of_equal_timestamps_end_the_pass_then_heal(
+        httpserver: HTTPServer, fake: FakeOpenLegalData, tmp_path: Path) -> None:
+    """Page 3 of a plateau vanishes (404) after deletions: the pass ends, the next one rereads."""
+    for cid in VALID_IDS + [1889]:
+        fake.touch(cid, "2019-03-01T00:00:00Z")
+    home = tmp_path / "home"
+    make_sync(httpserver, home, page_size=2).sync_cases(max_pages=7)
+    assert (cursor_file(home)["case_id"], cursor_file(home)["page"]) == (68, 3)
+    for cid in (65, 66, 67):
+        fake.delete(cid)
+
+    sync = make_sync(httpserver, home, page_size=2)
+    first = sync.sync_cases()
+    assert first.complete and first.accepted == 0  # 404 on page 3 ends the pass, no error
+    second = sync.sync_cases()  # starts again at page 1 of the plateau: 69 and 1888 shifted there
+    assert second.complete and second.accepted == 2
+    # deletions are not propagated (no tombstones in the API): 65-67 stay as last seen
+    assert sync.store.cases().column("case_id").to_pylist() == VALID_IDS
+
+
+# -- faults -------------------------------------------------------------------------------------
+
+
+def test_429_5xx_and_dropped_connection_are_retried(httpserver: HTTPServer,
+                                                    fake: FakeOpenLegalData,
+                                                    tmp_path: Path) -> None:
+    fake.fail(1, "429", retry_after="7")
+    fake.fail(3, "503")
+    fake.fail(5, "drop")
+    fake.fail(6, "503")
+    sleeps: list[float] = []
+    sync = make_sync(httpserver, tmp_path / "faulty", sleeps=sleeps)
+    report = sync.sync_cases()
+    assert report.complete
+    assert len(fake.requests) == len(report.pages) + 4
+    assert sleeps[0] == 7.0 and len(sleeps) == 4  # Retry-After honoured, then backoff
+    assert snapshot(sync) == clean_run(httpserver, tmp_path)
+
+
+def test_retries_exhausted_stop_the_sync_and_keep_the_cursor(httpserver: HTTPServer,
+                                                             fake: FakeOpenLegalData,
+                                                             tmp_path: Path) -> None:
+    for n in (3, 4):
+        fake.fail(n, "503")
+    home = tmp_path / "home"
+    with pytest.raises(HttpFetchError) as err:
+        make_sync(httpserver, home, max_retries=1).sync_cases()
+    assert err.value.status == 503
+    assert cursor_file(home)["pages_committed"] == 2
+    assert make_sync(httpserver, home).sync_cases().complete
+    assert snapshot(make_sync(httpserver, home)) == clean_run(httpserver, tmp_path)
+
+
+def test_html_error_page_stops_without_moving_the_cursor(httpserver: HTTPServer,
+                                                         fake: FakeOpenLegalData,
+                                                         tmp_path: Path) -> None:
+    fake.fail(3, "html")
+    home = tmp_path / "home"
+    with pytest.raises(PageFormatError, match="not a paginated JSON list"):
+        make_sync(httpserver, home).sync_cases()
+    assert cursor_file(home)["pages_committed"] == 2
+    pages = [r for r in make_sync(httpserver, home).store.quarantine().to_pylist()
+             if r["kind"] == "page"]
+    assert len(pages) == 1 and "502 Bad Gateway" in pages[0]["raw_record"]
+
+    resumed = make_sync(httpserver, home)
+    assert resumed.sync_cases().complete
+    got, want = snapshot(resumed), clean_run(httpserver, tmp_path)
+    assert got["cases"] == want["cases"] and got["all_rows"] == want["all_rows"]
+    assert [q for q in got["quarantine"] if q[0] == "case"] == want["quarantine"]
+
+
+def test_server_ignoring_the_cursor_parameters_is_refused(oldp_dir: Path,
+                                                          httpserver: HTTPServer,
+                                                          tmp_path: Path) -> None:
+    """DRF silently drops unknown ordering/filter fields; a keyset walk must notice, not skip."""
+    FakeOpenLegalData(oldp_dir.parent.parent, token=TOKEN, honour_cursor=False).install(httpserver)
+    home = tmp_path / "home"
+    sync = make_sync(httpserver, home)
+    with pytest.raises(CursorContractError, match="does the server honour the filter"):
+        sync.sync_cases()
+    assert cursor_file(home)["pages_committed"] == 1  # the refused page moved nothing
+    assert len(sync.store.all_case_rows()) == 3
+
+
+# -- crashes ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stage", ["landed", "written", "committed"])
+@pytest.mark.parametrize("page", [1, 3, 4, 6])
+def test_crash_after_page_n_then_restart_equals_uninterrupted(
+        httpserver: HTTPServer, fake: FakeOpenLegalData, tmp_path: Path, stage: str,
+        page: int) -> None:
+    def crash(at_stage: str, rep: PageReport) -> None:
+        if at_stage == stage and rep.request_no == page:
+            raise Crash(f"{stage} of page {page}")
+
+    home = tmp_path / "home"
+    with pytest.raises(Crash):
+        make_sync(httpserver, home).sync_cases(on_checkpoint=crash)
+    committed = page if stage == "committed" else page - 1
+    assert (cursor_file(home)["pages_committed"] if committed else 0) == committed
+
+    resumed = make_sync(httpserver, home)
+    assert resumed.sync_cases().complete
+    assert snapshot(resumed) == clean_run(httpserver, tmp_path)
+
+
+def test_crash_on_every_page_still_converges(httpserver: HTTPServer, fake: FakeOpenLegalData,
+                                             tmp_path: Path) -> None:
+    """Die between writing a page and saving the cursor on each run's first page, repeatedly."""
+    home = tmp_path / "home"
+    crashes = 0
+    for _ in range(50):
+        def crash(stage: str, rep: PageReport) -> None:
+            if stage == "written" and rep.request_no == 1 and crashes % 2 == 0:
+                raise Crash("between batch and cursor")
+
+        try:
+            if make_sync(httpserver, home).sync_cases(max_pages=1, on_checkpoint=crash).complete:
+                break
+        except Crash:
+            pass
+        crashes += 1
+    else:
+        pytest.fail("sync never completed")
+    assert snapshot(make_sync(httpserver, home)) == clean_run(httpserver, tmp_path)
+
+
+_CHILD = """
+import os, signal, sys
+from pathlib import Path
+from connectors.openlegaldata import CaseSync, OpenLegalDataApi, OpenLegalDataSettings
+from lexpipe.settings import Settings
+
+kill_at = int(os.environ.get("KILL_AT_WRITTEN_PAGE", "0"))
+
+def hook(stage, page):
+    if stage == "written" and page.request_no == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)  # batch on disk, cursor not yet saved
+
+settings = Settings()
+api = OpenLegalDataApi.from_settings(settings, OpenLegalDataSettings(), min_interval_s=0.0,
+                                     max_retries=0)
+CaseSync(api, settings.home).sync_cases(on_checkpoint=hook)
+"""
+
+
+def _child_env(httpserver: HTTPServer, home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEXPIPE_")}
+    env.update(PYTHONPATH=str(REPO), LEXPIPE_HOME=str(home),
+               LEXPIPE_OLDP_BASE_URL=httpserver.url_for("/api"), LEXPIPE_OLDP_API_TOKEN=TOKEN,
+               LEXPIPE_OLDP_PAGE_SIZE="3", **extra)
+    return env
+
+
+def test_sigkill_while_waiting_for_page_n_plus_1(httpserver: HTTPServer,
+                                                 fake: FakeOpenLegalData,
+                                                 tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    hold = fake.hold_at(4)  # the child asks for page 4 only after committing page 3
+    child = subprocess.Popen([sys.executable, "-c", _CHILD], cwd=REPO,
+                             env=_child_env(httpserver, home))
+    try:
+        assert hold.arrived.wait(60), "child never reached page 4"
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait(30) == -signal.SIGKILL
+    finally:
+        hold.release.set()
+        if child.poll() is None:
+            child.kill()
+    assert cursor_file(home)["pages_committed"] == 3
+
+    resumed = make_sync(httpserver, home)  # the kernel freed the dead child's lock
+    assert resumed.sync_cases().complete
+    assert snapshot(resumed) == clean_run(httpserver, tmp_path)
+
+
+def test_sigkill_between_batch_and_cursor(httpserver: HTTPServer, fake: FakeOpenLegalData,
+                                          tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    child = subprocess.run([sys.executable, "-c", _CHILD], cwd=REPO, timeout=120,
+                           env=_child_env(httpserver, home, KILL_AT_WRITTEN_PAGE="5"))
+    assert child.returncode == -signal.SIGKILL
+    assert cursor_file(home)["pages_committed"] == 4
+    store = CaseStore(OldpPaths(home).store_root)
+    written = len(store.all_case_rows()) + len(store.quarantine())
+
+    resumed = make_sync(httpserver, home)
+    assert resumed.sync_cases().complete
+    assert snapshot(resumed) == clean_run(httpserver, tmp_path)
+    assert written > 0
+
+
+def test_second_sync_on_the_same_home_is_locked_out(httpserver: HTTPServer,
+                                                    fake: FakeOpenLegalData,
+                                                    tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    lock = OldpPaths(home).lock_path
+    lock.parent.mkdir(parents=True)
+    with lock.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        with pytest.raises(SyncLockedError):
+            make_sync(httpserver, home).sync_cases()
+    assert fake.requests == []
+    assert make_sync(httpserver, home).sync_cases().complete
+
+
+# -- politeness and secrets ---------------------------------------------------------------------
+
+
+def test_rate_limit_spaces_requests(httpserver: HTTPServer, fake: FakeOpenLegalData,
+                                    tmp_path: Path) -> None:
+    import time
+
+    sync = make_sync(httpserver, tmp_path / "home", min_interval_s=0.05, sleep=time.sleep)
+    sync.sync_cases()
+    gaps = [b - a for a, b in zip(fake.request_times, fake.request_times[1:])]
+    assert len(gaps) >= 5 and min(gaps) >= 0.045
+
+
+def test_token_never_logged_and_wrong_token_not_retried(httpserver: HTTPServer,
+                                                        fake: FakeOpenLegalData,
+                                                        tmp_path: Path,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)  # includes httpx/httpcore debug logs
+    good = make_sync(httpserver, tmp_path / "good")
+    good.sync_cases()
+    assert TOKEN not in caplog.text and TOKEN not in repr(good.api)
+    for path in (tmp_path / "good").rglob("*"):
+        if path.is_file():
+            assert TOKEN.encode() not in path.read_bytes(), path
+
+    with pytest.raises(HttpFetchError) as err:
+        make_sync(httpserver, tmp_path / "bad", token="wrong-SECRET-x").sync_cases()
+    assert err.value.status == 401 and not err.value.retryable and err.value.attempts == 1
+    assert "wrong-SECRET-x" not in caplog.text and "wrong-SECRET-x" not in str(err.value)
+    assert not OldpPaths(tmp_path / "bad").cursor_path.exists()
+
+
+# -- courts -------------------------------------------------------------------------------------
+
+
+def test_courts_snapshot(httpserver: HTTPServer, fake: FakeOpenLegalData, tmp_home: Layout,
+                         oldp_dir: Path) -> None:
+    sync = make_sync(httpserver, tmp_home.home, page_size=5)
+    assert sync.sync_courts() == 13
+    courts = sync.store.courts()
+    assert courts.schema.equals(COURTS, check_metadata=False)
+    rows = {r["court_id"]: r for r in courts.to_pylist()}
+    assert sorted(rows) == sorted(c["pk"] for c in json.loads((oldp_dir / "courts.json").read_text()))
+    assert (rows[1168]["name"], rows[1168]["code"], rows[1168]["state"]) == (
+        "Bundesgerichtshof", "BGH", "29")
+    assert json.loads(rows[1166]["extra_json"])["aliases"] == "Europäischer Gerichtshof"
+    assert rows[1]["updated_date"] == datetime(2018, 1, 30, 13, 23, 40, 675000, tzinfo=timezone.utc)
+
+
+# -- units: page parsing, validation, store -----------------------------------------------------
+
+
+def test_parse_page_splits_a_page_broken_by_one_record(oldp_dir: Path) -> None:
+    bad = (oldp_dir / "invalid_cases_cannot_read_json_with_missing_escaping.json").read_text()
+    good = json.dumps({"id": 1, "content": 'tricky "}], [{" text \\" here'})
+    body = ('{"count": 3, "next": "http://x/api/cases/?page=2", "previous": null, '
+            f'"results": [{good}, {bad}, [1, {{"a": "]"}}]]}}').encode()
+    page = parse_page(body)
+    assert page.salvaged and page.next_url == "http://x/api/cases/?page=2" and page.count == 3
+    assert [r.error is None for r in page.records] == [True, False, True]
+    assert page.records[0].obj == json.loads(good)
+    assert page.records[1].text == bad.strip() and "Invalid \\escape" in page.records[1].error
+    assert page.records[2].obj == [1, {"a": "]"}]
+
+    for garbage in (b"<html>502</html>", b'{"count": 1, "results": [{"id": 1}', b'{"next": 5}',
+                    b"\xff\xfe{}", b'{"results": {"id": 1}}'):
+        with pytest.raises(PageFormatError):
+            parse_page(garbage)
+
+
+def test_validate_case_tolerates_drift_and_lists_every_problem() -> None:
+    base = {"id": 7, "court": 3, "file_number": "1 C 2/20", "date": "2020-02-03",
+            "updated_date": "2020-02-04T05:06:07.123456+01:00", "content": "<p>x</p>",
+            "created_date": "yesterday", "brand_new_field": {"nested": [1]}}
+    row, reasons = validate_case(base)
+    assert reasons == [] and row is not None
+    assert row["court_id"] == 3 and row["court_json"] is None
+    assert row["updated_date"] == datetime(2020, 2, 4, 4, 6, 7, 123456, tzinfo=timezone.utc)
+    assert row["created_date"] is None
+    assert json.loads(row["extra_json"]) == {"brand_new_field": {"nested": [1]},
+                                             "created_date": "yesterday"}
+
+    row, reasons = validate_case({"id": True, "court": {"id": "3"}, "file_number": " ",
+                                  "date": None, "updated_date": "soon", "content": 5})
+    assert row is None and reasons == [
+        "id: expected a positive integer, got True",
+        "court: expected an object with an integer 'id' or an integer, got {'id': '3'}",
+        "file_number: empty", "date: null", "updated_date: not an ISO timestamp: 'soon'",
+        "content: expected text, got int"]
+    assert validate_case([1, 2]) == (None, ["record is not a JSON object (got list)"])
+    # the ordering key needs only id + updated_date, so refused records still move the cursor
+    assert case_key({"id": 9, "updated_date": "2020-01-01T00:00:00Z"}) is not None
+    assert case_key({"id": "9", "updated_date": "2020-01-01T00:00:00Z"}) is None
+
+
+def test_store_is_idempotent_and_newest_version_wins(tmp_path: Path) -> None:
+    store = CaseStore(tmp_path / "store")
+    row, _ = validate_case({"id": 1, "court": 2, "file_number": "A", "date": "2020-01-01",
+                            "updated_date": "2020-01-01T00:00:00Z", "content": "old"})
+    assert row is not None
+    t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    prov = {"source_url": "http://x/1", "raw_sha256": "0" * 64, "fetched_at": t0}
+    first = store.write_cases([{**row, **prov}])
+    again = store.write_cases([{**row, **prov, "fetched_at": datetime.now(timezone.utc),
+                                "source_url": "http://x/2"}])
+    assert first == again and len(store.case_parts()) == 1
+    assert store.write_cases([]) is None
+
+    newer = {**row, "updated_date": datetime(2021, 1, 1, tzinfo=timezone.utc),
+             "updated_date_raw": "2021-01-01T00:00:00Z", "content": "new"}
+    store.write_cases([{**newer, **prov}])
+    older_fetched_later = {**row, **prov, "fetched_at": datetime(2025, 1, 1, tzinfo=timezone.utc),
+                           "file_number": "B"}
+    store.write_cases([older_fetched_later])
+    current = store.cases(columns=["case_id", "content"])
+    assert current.to_pylist() == [{"case_id": 1, "content": "new"}]
+    assert len(store.all_case_rows()) == 3
+    with pytest.raises((pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError)):
+        store.write_cases([{**row, **prov, "case_id": None}])  # a non-null column stays non-null
