@@ -55,6 +55,29 @@ class ParseConfig(dg.ConfigurableResource):
     article_count_tolerance: float = 0.02
 
 
+class BenchmarkConfig(dg.ConfigurableResource):
+    """Benchmark regeneration and the nightly retrieval evaluation.
+
+    The evaluated question set defaults to every question with an in-corpus gold reference;
+    ``benchmarks`` / ``years`` narrow it, ``max_questions`` keeps a stable sample of that size
+    (metrics are compared only between runs of the same set)."""
+
+    sample_dir: str = ""  # where the benchmark sources live (pl/exams, pl/exam-pdfs, de/gerlayqa)
+    question_count_tolerance: float = 0.02  # allowed drop of the question count vs. the previous build
+    retrievers: list[str] = ["bm25", "dense", "hybrid", "gaius"]
+    query_styles: list[str] = ["question", "question+options"]
+    benchmarks: list[str] = []
+    years: list[int] = []
+    max_questions: int = 0  # 0 = all
+    k: int = 50
+    regression_margin: float = 0.02  # a metric falling by more than this vs. the previous run fails the check
+
+    def question_set(self):
+        from pipelines.benchmarks.retrieval_eval import QuestionSet
+
+        return QuestionSet(tuple(self.benchmarks), tuple(self.years), self.max_questions)
+
+
 def default_resources(settings: Settings | None = None) -> dict:
     s = settings or get_settings()
     return {
@@ -66,6 +89,8 @@ def default_resources(settings: Settings | None = None) -> dict:
                                     article_count_tolerance=s.article_count_tolerance),
         "search_config": SearchConfig(encoder=s.encoder, elasticsearch_url=s.elasticsearch_url or "",
                                       backend="elasticsearch" if s.elasticsearch_url else "embedded"),
+        "benchmark_config": BenchmarkConfig(sample_dir=str(s.sample_dir), max_questions=s.benchmark_max_questions,
+                                            regression_margin=s.benchmark_regression_margin),
     }
 
 

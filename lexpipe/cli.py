@@ -59,7 +59,57 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(table)
     console.print(f"serving: pl:kc {store.current_version('pl:kc') or 'nothing'} "
                   f"({settings.home / 'corpus' / 'pl' / 'kc' / 'current.json'})")
+    if not args.no_benchmarks and store.published_versions("pl:kc"):
+        ok &= _run_benchmarks(settings, args, console, [r.version for r in runs])
     return 0 if ok else 1
+
+
+def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
+    """Benchmark questions, staleness per version and the serving version's retrieval evaluation."""
+    import pyarrow.parquet as pq
+    from rich.table import Table
+
+    from assets.benchmarks import eval_root, staleness_path
+    from lexpipe.layout import Layout
+    from lexpipe.runner import run_benchmarks
+    from pipelines.benchmarks.retrieval_eval import METRICS, EvalHistory
+
+    if args.eval_max_questions is not None:
+        settings = settings.model_copy(update={"benchmark_max_questions": args.eval_max_questions})
+    runs = run_benchmarks(settings, versions=versions, evaluate=not args.no_eval,
+                          progress=lambda msg: console.print(f"[cyan]→[/] {msg}"))
+    layout = Layout(settings.home)
+    table = Table(title="benchmark gold references per corpus version")
+    for col in ("version", "result", "questions flagged stale", "by reason", "seconds"):
+        table.add_column(col)
+    ok = True
+    for r in runs:
+        path = staleness_path(layout, "pl:kc", r.version)
+        stale = reasons = "-"
+        if path.exists():
+            flags = pq.read_table(path).to_pylist()
+            stale = str(len({f["question_id"] for f in flags if f["stale"]}))
+            counts = {k: sum(f["reason"] == k for f in flags) for k in dict.fromkeys(f["reason"] for f in flags)}
+            reasons = ", ".join(f"{v} {k}" for k, v in counts.items()) or "none"
+        result = "ok" if r.success else (f"FAILED: {r.error}" if r.error else "BLOCKED: " + "; ".join(r.failed_checks))
+        ok &= r.success
+        table.add_row(r.version, result[:200], stale, reasons, f"{r.seconds:.1f}")
+    console.print(table)
+    evaluated = [r for r in runs if "retrieval_eval" in r.steps and r.success]
+    for r in evaluated:
+        rows = EvalHistory(eval_root(layout)).runs(r.run_id).to_pylist()
+        t = Table(title=f"retrieval evaluation, pl:kc {r.version} (encoder {rows[0]['encoder'] if rows else '?'})")
+        for col in ("benchmark", "retriever", "query", "n", "skipped stale", "R@1", "R@5", "R@10", "R@50", "MRR", "NDCG@5"):
+            t.add_column(col)
+        for row in rows:
+            t.add_row(row["benchmark"], row["retriever"], row["query_style"], str(row["n"]), str(row["skipped_stale"]),
+                      *("-" if row[m] is None else f"{row[m]:.3f}" for m in METRICS))
+        console.print(t)
+        regress = [c for c in r.failed_checks if c.startswith("retrieval_no_regression")]
+        console.print(("[yellow]regression:[/] " + "; ".join(regress)) if regress else
+                      "no metric fell by more than the regression margin against the previous run")
+        console.print(f"history: {eval_root(layout) / 'history'}  plot: {eval_root(layout) / 'history.png'}")
+    return ok
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
@@ -154,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("run", help="materialize every asset for every known version (embedded defaults)")
     p.add_argument("--version", action="append", help="only this text-state version (repeatable)")
     p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.add_argument("--no-benchmarks", action="store_true", help="skip benchmark staleness and retrieval evaluation")
+    p.add_argument("--no-eval", action="store_true", help="benchmark staleness only, no retrieval evaluation")
+    p.add_argument("--eval-max-questions", type=int, default=None,
+                   help="evaluate a stable sample of this many questions (default: all with in-corpus gold)")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("ui", help="the Dagster UI on 127.0.0.1")
     p.add_argument("--host", default="127.0.0.1")

@@ -8,6 +8,9 @@
         diff_from_<prev-version>.parquet, diff_from_<prev-version>.md, manifest.json
     corpus/<jur>/<act>/current.json      the version being served ({"version": "2025-11-13", ...})
     corpus/<jur>/<act>/.staging/<ver>/   a version being built; promoted by rename when checks pass
+    benchmarks/questions.parquet         benchmark questions with gold references (+ questions.json)
+    benchmarks/staleness/<jur>/<act>/<ver>.parquet   gold references a version flags (stale or not)
+    benchmarks/retrieval_eval/history/   one Parquet file per (run, version): the metrics history
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ class Layout:
     @property
     def reports(self) -> Path:
         return self.home / "reports"
+
+    @property
+    def benchmarks(self) -> Path:
+        """Benchmark questions, per-version staleness and the retrieval-evaluation history."""
+        return self.home / "benchmarks"
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

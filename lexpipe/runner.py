@@ -58,19 +58,80 @@ def run_corpus(settings: Settings, *, versions: list[str] | None = None, instanc
         result = job.execute_in_process(
             partition_key=v, instance=instance, raise_on_error=False,
             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
-        failed_checks = [f"{e.asset_check_evaluation_data.check_name}: {e.asset_check_evaluation_data.description}"
-                         for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
-                         and not e.asset_check_evaluation_data.passed]
-        skipped = [e.step_key for e in result.all_events if e.event_type_value == "STEP_SKIPPED"]
-        err = None
-        for e in result.all_events:
-            if e.event_type_value == "STEP_FAILURE":
-                info = e.event_specific_data.error
-                # Dagster wraps the user error: report the first error that is not Dagster's own
-                while info.cause is not None and (info.cls_name or "").startswith("Dagster"):
-                    info = info.cause
-                err = f"{e.step_key}: {info.message.strip()}"
-                break
+        failed_checks, skipped, err = _outcome(result)
         runs.append(PartitionRun(v, result.success and not failed_checks, time.perf_counter() - t0,
                                  failed_checks, skipped, err))
+    return runs
+
+
+def _outcome(result) -> tuple[list[str], list[str], str | None]:
+    """Failed checks, skipped steps and the first step error of an in-process run."""
+    failed_checks = [f"{e.asset_check_evaluation_data.check_name}: {e.asset_check_evaluation_data.description}"
+                     for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
+                     and not e.asset_check_evaluation_data.passed]
+    skipped = [e.step_key for e in result.all_events if e.event_type_value == "STEP_SKIPPED"]
+    err = None
+    for e in result.all_events:
+        if e.event_type_value == "STEP_FAILURE":
+            info = e.event_specific_data.error
+            # Dagster wraps the user error: report the first error that is not Dagster's own
+            while info.cause is not None and (info.cls_name or "").startswith("Dagster"):
+                info = info.cause
+            err = f"{e.step_key}: {info.message.strip()}"
+            break
+    return failed_checks, skipped, err
+
+
+@dataclass
+class BenchmarkRun:
+    version: str
+    steps: list[str]  # benchmark assets materialized in this run: questions, staleness, retrieval_eval
+    success: bool
+    seconds: float
+    failed_checks: list[str]
+    skipped: list[str]
+    error: str | None = None
+    run_id: str = ""
+
+
+def run_benchmarks(settings: Settings, *, versions: list[str] | None = None, instance: dg.DagsterInstance | None = None,
+                   resources: dict | None = None, progress=None, log_level: str = "INFO",
+                   evaluate: bool = True) -> list[BenchmarkRun]:
+    """The ``benchmark_nightly`` job after a corpus run: the question table once, staleness for
+    every published version (oldest first), and — with ``evaluate`` — the retrieval evaluation of
+    the serving version. Stops after a failed question-table check (nothing downstream would be
+    trustworthy)."""
+    from assets import benchmarks, pl_statutes
+    from assets.definitions import build_definitions
+    from assets.resources import default_resources
+    from lexpipe.layout import Layout
+    from pipelines.corpus_store import CorpusStore
+
+    resources = resources or default_resources(settings)
+    defs = build_definitions(resources)
+    instance = instance or dg.DagsterInstance.get()
+    store = CorpusStore(Layout(Path(resources["storage"].home)))
+    published = store.published_versions(pl_statutes.ACT_ID)
+    wanted = sorted(v for v in (versions or published) if v in published)
+    serving = store.current_version(pl_statutes.ACT_ID)
+    if not wanted:
+        return []
+    instance.add_dynamic_partitions(pl_statutes.versions.name, wanted)
+    job = defs.resolve_job_def(benchmarks.benchmark_job.name)
+    runs: list[BenchmarkRun] = []
+    for i, v in enumerate(wanted):
+        steps = (["questions"] if i == 0 else []) + ["staleness"] + (["retrieval_eval"] if evaluate and v == serving else [])
+        if progress:
+            progress(f"benchmarks {v}: " + " → ".join(steps))
+        t0 = time.perf_counter()
+        result = job.execute_in_process(
+            partition_key=v, instance=instance, raise_on_error=False,
+            asset_selection=[dg.AssetKey(["benchmarks", s]) for s in steps],
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+        failed_checks, skipped, err = _outcome(result)
+        blocking = [c for c in failed_checks if c.startswith("benchmark_questions_valid")]
+        runs.append(BenchmarkRun(v, steps, result.success and not blocking, time.perf_counter() - t0,
+                                 failed_checks, skipped, err, result.run_id))
+        if blocking or not result.success:
+            break
     return runs

