@@ -58,7 +58,8 @@ def test_runner_materializes_questions_staleness_and_evaluation(bench):
     home, instance, _, runs = bench
     assert [(r.version, r.steps, r.success, r.failed_checks, r.error) for r in runs] == [
         (OLD, ["questions", "staleness"], True, [], None),
-        (NEW, ["staleness", "retrieval_eval"], True, [], None)]
+        (NEW, ["staleness", "retrieval_eval"], True, [], None),
+        (NEW, ["answers"], True, [], None)]
     layout = Layout(home)
 
     q = _md(instance, "questions")
@@ -189,3 +190,18 @@ def test_nightly_schedule_targets_the_serving_version(bench, tmp_path):
         empty = default_resources(Settings(home=tmp_path / "nothing", encoder="hashing"))["storage"]
         with dg.build_schedule_context(instance=instance, resources={"storage": empty}) as ctx:
             assert "no pl:kc version is served" in schedule(ctx).skip_message
+
+
+def test_answer_job_answers_and_scores_every_civil_code_question(bench):
+    home, instance, _, runs = bench
+    a = _md(instance, "answers", partition=NEW)
+    assert a["answerer"] == "offline" and a["stale_skipped"] == 3
+    assert a["questions"] + a["stale_skipped"] + a["invalid_questions"] > 700
+    assert 0.5 < a["answer_all"] <= 1 and 0.5 < a["context_all"] <= 1 and a["joint_all"] <= a["answer_all"]
+    assert "| 2021–2023 | 1" in a["scores"]  # 1xx questions of the report years
+    runs_dir = Layout(home).benchmarks / "answers"
+    (parquet,) = runs_dir.glob("*.parquet")
+    table = pq.read_table(parquet)
+    assert table.num_rows == a["questions"]
+    assert set(table["answerer"].to_pylist()) == {"offline"} and not any(table["error"].to_pylist())
+    assert all(ids and ids[0].startswith("pl:kc:art:") for ids in table["cited_unit_ids"].to_pylist())
