@@ -83,6 +83,8 @@ def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
     for col in ("version", "result", "questions flagged stale", "by reason", "seconds"):
         table.add_column(col)
     ok = True
+    answer_runs = [r for r in runs if r.steps == ["answers"]]
+    runs = [r for r in runs if r.steps != ["answers"]]
     for r in runs:
         path = staleness_path(layout, "pl:kc", r.version)
         stale = reasons = "-"
@@ -109,6 +111,21 @@ def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
         console.print(("[yellow]regression:[/] " + "; ".join(regress)) if regress else
                       "no metric fell by more than the regression margin against the previous run")
         console.print(f"history: {eval_root(layout) / 'history'}  plot: {eval_root(layout) / 'history.png'}")
+    for r in answer_runs:
+        ok &= r.success
+        if not r.success:
+            console.print(f"[red]answers {r.version} FAILED:[/] {r.error}")
+            continue
+        import json
+
+        latest = max((layout.benchmarks / "answers").glob("*.json"), key=lambda p: p.stat().st_mtime)
+        info = json.loads(latest.read_text())
+        t = Table(title=f"answers, pl:kc {r.version} ({info['run_id']})")
+        for col in ("questions", "n", "answer", "context", "joint", "failed"):
+            t.add_column(col)
+        for group, v in info["scores"].items():
+            t.add_row(group, str(v["n"]), f"{v['answer']:.3f}", f"{v['context']:.3f}", f"{v['joint']:.3f}", str(v["failed"]))
+        console.print(t)
     return ok
 
 

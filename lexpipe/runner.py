@@ -134,4 +134,21 @@ def run_benchmarks(settings: Settings, *, versions: list[str] | None = None, ins
                                  failed_checks, skipped, err, result.run_id))
         if blocking or not result.success:
             break
+        if evaluate and v == serving:
+            runs.append(_run_answers(defs, instance, v, log_level, progress))
     return runs
+
+
+def _run_answers(defs, instance, version: str, log_level: str, progress) -> BenchmarkRun:
+    """The answer job for the serving version (offline answerer unless an LLM is configured)."""
+    from assets import answers
+
+    if progress:
+        progress(f"answers {version}: every Civil Code question answered and scored")
+    t0 = time.perf_counter()
+    result = defs.resolve_job_def(answers.answers_job.name).execute_in_process(
+        partition_key=version, instance=instance, raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+    failed_checks, skipped, err = _outcome(result)
+    return BenchmarkRun(version, ["answers"], result.success, time.perf_counter() - t0, failed_checks, skipped,
+                        err, result.run_id)

@@ -10,7 +10,8 @@ def test_definitions_load_like_the_ui_does():
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == {"pl/kc/raw_pdf", "pl/kc/articles", "pl/kc/chunks", "pl/kc/diff", "pl/kc/published",
-                    "pl/kc/search_index", "benchmarks/questions", "benchmarks/staleness", "benchmarks/retrieval_eval"}
+                    "pl/kc/search_index", "benchmarks/questions", "benchmarks/staleness", "benchmarks/retrieval_eval",
+                    "benchmarks/answers"}
     checks = {(c.asset_key.to_user_string(), c.name) for c in graph.asset_check_keys}
     assert checks == {("pl/kc/articles", "articles_valid"), ("pl/kc/chunks", "chunks_valid"),
                       ("benchmarks/questions", "benchmark_questions_valid"),
