@@ -80,6 +80,8 @@ class RawLandingZone:
         """
         if not suffix.startswith(".") or "/" in suffix:
             raise ValueError(f"suffix must look like '.pdf', got {suffix!r}")
+        if suffix.lower() == ".json":  # the blob would be the sidecar's own path: store JSON bodies as e.g. '.page'
+            raise ValueError("suffix '.json' is reserved for the provenance sidecar; use another one (e.g. '.page')")
         sha = hashlib.sha256(content).hexdigest()
         blob = self._dir(sha) / f"{sha}{suffix}"
         side = self.sidecar_path(sha)

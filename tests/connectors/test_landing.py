@@ -119,3 +119,9 @@ def test_custom_suffix_and_bad_suffix(zone: RawLandingZone) -> None:
     assert landed.path.name.endswith(".html") and zone.get(landed.sha256).path == landed.path  # type: ignore[union-attr]
     with pytest.raises(ValueError):
         zone.store(b"x", source_url=URL, act_id="pl:kc", version="v", suffix="../evil")
+
+
+def test_json_suffix_is_refused_because_it_is_the_sidecar(zone: RawLandingZone) -> None:
+    with pytest.raises(ValueError, match="reserved for the provenance sidecar"):
+        zone.store(b'{"a": 1}', source_url=URL, act_id="de:oldp", version="v", suffix=".JSON")
+    assert not [f for f in zone.root.rglob("*") if f.is_file()]  # nothing written
