@@ -36,20 +36,20 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import math
 import random
 import re
 import time
 import zlib
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, ClassVar, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from pipelines.answers.types import AnswerQuestion, AnswerResult
+from pipelines.linear_model import StandardisedLinearModel
 from pipelines.retrieval.interface import Hit
 
 __all__ = [
@@ -242,35 +242,13 @@ class ArticleStore:
 # --- the option model -------------------------------------------------------------------------
 
 @dataclass
-class OptionModel:
+class OptionModel(StandardisedLinearModel):
     """Linear option scorer: score = ((x − mean) / std) · weights, one row per option."""
 
-    weights: list[float]
-    mean: list[float]
-    std: list[float]
     features: list[str] = field(default_factory=lambda: list(FEATURES))
-    provenance: dict = field(default_factory=dict)
 
-    def score(self, x: np.ndarray) -> np.ndarray:
-        z = (np.asarray(x, dtype=np.float64) - np.asarray(self.mean)) / np.asarray(self.std)
-        return z @ np.asarray(self.weights)
-
-    def save(self, path: Path | str) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(asdict(self), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-    @classmethod
-    def load(cls, path: Path | str) -> "OptionModel":
-        path = Path(path)
-        if not path.exists():
-            raise FileNotFoundError(f"{path}: no trained option model; train one with "
-                                    "`.venv/bin/python bench/answers.py --train`")
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if tuple(data.get("features", ())) != FEATURES:
-            raise ValueError(f"{path}: trained on features {data.get('features')}, this code computes "
-                             f"{list(FEATURES)}; retrain with bench/answers.py --train")
-        return cls(**data)
+    FEATURE_NAMES: ClassVar[tuple[str, ...]] = FEATURES
+    RETRAIN: ClassVar[str] = "retrain with `.venv/bin/python bench/answers.py --train`"
 
 
 def default_model_path(lang: str = "pl") -> Path:

@@ -11,15 +11,15 @@ module with its provenance, so it is cheap, inspectable and reproducible.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import ClassVar, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from pipelines.linear_model import StandardisedLinearModel
 from pipelines.retrieval.interface import Hit
 
 LEGS: tuple[str, ...] = ("bm25", "dense", "gaius")
@@ -105,15 +105,11 @@ def candidate_features(legs: Mapping[str, Sequence[Hit]], query_tokens: Sequence
 
 
 @dataclass
-class LinearReranker:
-    weights: list[float]
-    mean: list[float]
-    std: list[float]
+class LinearReranker(StandardisedLinearModel):
     features: list[str] = field(default_factory=lambda: list(FEATURES))
-    provenance: dict = field(default_factory=dict)
 
-    def score(self, x: np.ndarray) -> np.ndarray:
-        return ((x - np.asarray(self.mean)) / np.asarray(self.std)) @ np.asarray(self.weights)
+    FEATURE_NAMES: ClassVar[tuple[str, ...]] = FEATURES
+    RETRAIN: ClassVar[str] = "retrain with bench/train_reranker.py"
 
     def rank(self, hits: Sequence[Hit], x: np.ndarray, k: int) -> list[Hit]:
         if not hits:
@@ -126,18 +122,6 @@ class LinearReranker:
             h.score, h.rank = float(s[i]), r
             out.append(h)
         return out
-
-    def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(asdict(self), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-    @classmethod
-    def load(cls, path: Path) -> "LinearReranker":
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        if tuple(data["features"]) != FEATURES:
-            raise ValueError(f"{path}: trained on features {data['features']}, this code computes {list(FEATURES)}; "
-                             "retrain with bench/train_reranker.py")
-        return cls(**data)
 
 
 def default_model_path(lang: str) -> Path:
