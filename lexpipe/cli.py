@@ -118,8 +118,8 @@ def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
             continue
         import json
 
-        latest = max((layout.benchmarks / "answers").glob("*.json"), key=lambda p: p.stat().st_mtime)
-        info = json.loads(latest.read_text())
+        (run_file,) = (layout.benchmarks / "answers").glob(f"*_{r.run_id[:8]}.json")  # this run's, not the newest
+        info = json.loads(run_file.read_text())
         t = Table(title=f"answers, pl:kc {r.version} ({info['run_id']})")
         for col in ("questions", "n", "answer", "context", "joint", "failed"):
             t.add_column(col)
