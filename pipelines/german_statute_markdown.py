@@ -20,11 +20,10 @@ This module also holds what both German parsers share: the model (:class:`Sectio
 :class:`Block`), and the Arrow builders (:func:`articles_table`, :func:`nodes_table`,
 :func:`acts_table`) producing ``schemas.arrow`` ARTICLES / NODES / ACTS tables.
 
-Schema notes (ARTICLES has no title field): the § title ("Teilkündigung des Vermieters") is the
-last element of ``path_text`` (``… › § 573b Teilkündigung des Vermieters``) and the ``heading`` of
-the article node in NODES. Structural levels below/between the Polish ones use
-:data:`STRUCTURE_LEVELS` names; those not in ``schemas.arrow.LEVELS`` are listed in
-:data:`LEVELS_NOT_IN_SCHEMA`.
+Schema notes: the § title ("Teilkündigung des Vermieters") is ARTICLES ``title``, the last element
+of ``path_text`` (``… › § 573b Teilkündigung des Vermieters``) and the ``heading`` of the article
+node in NODES. Structural levels use :data:`STRUCTURE_LEVELS` names, all of them in
+``schemas.arrow.LEVELS`` (:data:`LEVELS_NOT_IN_SCHEMA` stays as a guard and is empty).
 """
 
 from __future__ import annotations
@@ -710,7 +709,9 @@ def articles_table(st: GermanStatute) -> pa.Table:
     for i, s in enumerate(st.sections):
         rows.append({
             "id": s.id, "act_id": st.act.act_id, "version": st.version, "ordinal": i,
-            "number": s.number, "number_display": s.label, "sort_key": s.sort_key,
+            "number": s.number, "number_display": s.label, "title": s.title or None,
+            # front matter (GG Eingangsformel, Präambel) sorts by position before Art. 1 (1000)
+            "sort_key": s.sort_key if s.sort_key is not None or s.kind != "preamble" else i,
             "path": [{"level": n.level, "number": n.number, "heading": n.heading, "id": n.id} for n in s.path],
             "path_text": " › ".join([structure_label(n) for n in s.path] + [section_label(s)]),
             "text": s.text, "text_pending": None, "pending_effective_date": None, "pending_note": None,

@@ -13,8 +13,12 @@ def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Fie
     return pa.field(name, type_, nullable=nullable, metadata={"description": doc})
 
 
-# One node type for every hierarchy level, from book down to letter.
-LEVELS = ("book", "part", "title", "division", "chapter", "section", "article", "paragraph", "point", "letter")
+# One node type for every hierarchy level, from book down to letter. Polish codes use book … section;
+# German statutes add Unterabschnitt (subdivision), Untertitel (subtitle), Unterkapitel (subchapter)
+# and unnumbered group headings (StGB "Freiheitsstrafe"). German § / Art. are "article", Absatz
+# "paragraph", Nummer "point", Buchstabe "letter", so consumers switch on one vocabulary.
+LEVELS = ("book", "part", "title", "division", "chapter", "section", "article", "paragraph", "point", "letter",
+          "subdivision", "subtitle", "subchapter", "group")
 
 PATH_ENTRY = pa.struct([
     _f("level", pa.string(), "book | part | title | division | chapter | section"),
@@ -53,6 +57,8 @@ ARTICLES = pa.schema([
     _f("ordinal", pa.int32(), "0-based position in document order", nullable=False),
     _f("number", pa.string(), "article number, superscript as ^N: '109^1'", nullable=False),
     _f("number_display", pa.string(), "as printed: '109¹'"),
+    _f("title", pa.string(), "the article's own heading as printed (German § titles: 'Teilkündigung des Vermieters'); "
+                             "null when the act prints none (Polish articles)"),
     _f("sort_key", pa.int64(), "base*1000 + superscript: strictly increasing in document order"),
     _f("path", pa.list_(PATH_ENTRY), "hierarchy from book down to the article's parent"),
     _f("path_text", pa.string(), "readable path, e.g. 'KSIĘGA PIERWSZA Część ogólna › TYTUŁ I Przepisy wstępne'"),
@@ -205,9 +211,18 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
+# Nullable columns added after data was first published, per schema: ``conform`` fills them.
+_ADDED_NULLABLE: dict[int, tuple[str, ...]] = {id(ARTICLES): ("title",)}
+
+
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """Reorder/cast to ``schema``; a missing column or a bad type raises a clear error."""
     missing = [f.name for f in schema if f.name not in table.column_names]
+    # columns added to a schema later, nullable, are filled with nulls: Parquet published before
+    # the column existed (e.g. ARTICLES.title) still conforms, so readers never special-case it
+    for name in [m for m in missing if m in _ADDED_NULLABLE.get(id(schema), ()) and schema.field(m).nullable]:
+        table = table.append_column(schema.field(name), pa.nulls(table.num_rows, schema.field(name).type))
+        missing.remove(name)
     if missing:
         raise ValueError(f"table is missing columns {missing} required by the schema")
     return table.select(schema.names).cast(schema)

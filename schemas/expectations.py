@@ -33,6 +33,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.core.expectation_suite import ExpectationSuite
 
 STATUSES = ("in_force", "repealed")
+# "pending": a German § already enacted but without text in that text state (bundestag/gesetze
+# prints "(XXXX) §§ 707a bis 707c" for the MoPeG §§ before they took effect). Only suites built
+# with ``allow_pending=True`` (the German build) accept it; for Polish articles it is a parser bug.
+PENDING = "pending"
 
 # PDF residue that must never reach a published text: name → (regex searched anywhere, reason).
 # The same patterns are useful to parser tests, so they are plain data.
@@ -90,10 +94,17 @@ def count_bounds(previous_count: int, tolerance: float) -> tuple[int, int]:
     )
 
 
-def articles_suite(previous_count: int | None = None, tolerance: float = 0.02) -> ExpectationSuite:
-    """Suite for the prepared articles frame (``pipelines.validation.prepare_articles_frame``)."""
+def articles_suite(previous_count: int | None = None, tolerance: float = 0.02, *,
+                   allow_pending: bool = False) -> ExpectationSuite:
+    """Suite for the prepared articles frame (``pipelines.validation.prepare_articles_frame``).
+
+    ``allow_pending``: accept status ``pending`` (German placeholder §§, see :data:`PENDING`)."""
+    statuses = [*STATUSES, PENDING] if allow_pending else list(STATUSES)
     _, gxe, Column = _gx()
-    not_repealed = Column("status") != "repealed"
+    in_force = Column("status") == "in_force"
+    # text before the first numbered unit (the GG's Eingangsformel and Präambel: sort_key < 1000,
+    # i.e. before Art. 1) stands outside the structure; every numbered unit must have a path
+    numbered = Column("sort_key") >= 1000
     ex: list[Any] = [
         gxe.ExpectColumnValuesToBeUnique(
             column="id", meta={"reason": "article ids must be unique: they are the join key across versions"}
@@ -109,16 +120,18 @@ def articles_suite(previous_count: int | None = None, tolerance: float = 0.02) -
         ex.append(gxe.ExpectColumnValuesToNotBeNull(column=col, meta={"reason": why}))
     ex += [
         gxe.ExpectColumnValuesToBeInSet(
-            column="status", value_set=list(STATUSES),
-            meta={"reason": "status must be in_force or repealed (uchylony / utracił moc / pominięty)"},
+            column="status", value_set=statuses,
+            meta={"reason": f"status must be one of {', '.join(statuses)} (uchylony / utracił moc / pominięty; "
+                            "weggefallen / aufgehoben are repealed)"},
         ),
         gxe.ExpectColumnValuesToNotBeNull(
-            column="text", row_condition=not_repealed,
-            meta={"reason": "an article in force must have text (only repealed articles may be empty)"},
+            column="text", row_condition=in_force,
+            meta={"reason": "an article in force must have text (only repealed articles may be empty, and pending German §§)"},
         ),
         gxe.ExpectColumnValuesToMatchRegex(
-            column="text", regex=r"\S", row_condition=not_repealed,
-            meta={"reason": "an article in force must have non-empty text (only repealed articles may be empty)"},
+            column="text", regex=r"\S", row_condition=in_force,
+            meta={"reason": "an article in force must have non-empty text (only repealed articles may be empty, "
+                            "and pending German §§)"},
         ),
         gxe.ExpectColumnValuesToBeIncreasing(
             column="sort_key", strictly=True,
@@ -126,7 +139,7 @@ def articles_suite(previous_count: int | None = None, tolerance: float = 0.02) -
                             "a jump means a misread number, e.g. superscript 109¹ read as 1091"},
         ),
         gxe.ExpectColumnValuesToBeBetween(
-            column="path_depth", min_value=1,
+            column="path_depth", min_value=1, row_condition=numbered,
             meta={"reason": "every article sits in the hierarchy (book/title/...); an empty path means the "
                             "structure parser lost the headings"},
         ),
@@ -143,7 +156,7 @@ def articles_suite(previous_count: int | None = None, tolerance: float = 0.02) -
             meta={"reason": f"article count must stay within ±{tolerance:.0%} of the previous version "
                             f"({previous_count}); a larger swing means articles were lost or split"},
         ))
-    return _suite("articles", ex, previous_count=previous_count, tolerance=tolerance)
+    return _suite("articles", ex, previous_count=previous_count, tolerance=tolerance, allow_pending=allow_pending)
 
 
 def chunks_suite(min_tokens: int, max_tokens: int, *, margin: float = DEFAULT_TOKEN_MARGIN) -> ExpectationSuite:
