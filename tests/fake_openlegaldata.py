@@ -1,66 +1,38 @@
 """A loopback stand-in for the Open Legal Data API serving the real sample files as DRF pages.
 
 Why: the connector must be tested against real bytes over a real socket, including the malformed
-samples, without network. ``<sample_dir>/de/openlegaldata/`` holds Django fixture dumps
-(``[{"model": "cases.case", "pk": …, "fields": {…}}]``), loose records in other shapes (openJur
-exports, an old serializer with ``"id": null``) and one file that is not even valid JSON. This
-server turns them into what ``GET /api/cases/`` returns:
+samples, without network. The pages themselves come from ``connectors.openlegaldata_sample``
+(the offline source's emulator: sample files → API records, DRF ordering/filter/pagination
+semantics of the live service or of a keyset-capable one); this wrapper puts them behind a real
+HTTP server and adds what only tests need:
 
-* fixture cases become API records: ``id`` = pk, ``court`` = the court object from ``courts.json``
-  (or just ``{"id": …}`` when the sample has no such court), the API fields, and every other
-  fixture field passed through as a field the connector does not know (schema drift);
-* every other file is served verbatim as one element of ``results`` — the invalid-JSON file is
-  spliced in as raw text, so that page's body is not valid JSON either;
-* rows are sorted by ``(updated_date, id)`` and filtered by ``updated_date__gte`` like a server
-  honouring the connector's cursor parameters. Records without a readable ``updated_date`` get a
-  fixed server-side position (as if the database had a timestamp the payload lacks), between the
-  April and the December 2018 cases, so malformed records show up mid-stream.
+* faults (429 with Retry-After, 503, a connection dropped mid-body, a 200 HTML page) injected at
+  given request numbers, and ``hold_at`` parking a request so a test can kill the client meanwhile;
+* ``touch``/``delete`` to simulate edits and removals on the server;
+* a log of every ``/cases/`` request's query and arrival time; optional token check (401).
 
-Faults (429 with Retry-After, 503, a connection dropped mid-body, a 200 HTML page) can be injected
-at given request numbers; ``hold_at`` parks a request so a test can kill the client meanwhile.
+``honour_cursor=True`` (default) is the keyset-capable server the connector prefers
+(``behaviour="keyset"``); ``honour_cursor=False`` ignores every ordering/filter parameter
+(``"ignore"``); ``behaviour="live"`` is what de.openlegaldata.io really does.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import date
 from pathlib import Path
-from typing import Any, Iterator
-from urllib.parse import urlencode
+from typing import Iterator
 
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-CASES_PATH = "/api/cases/"
-COURTS_PATH = "/api/courts/"
-_API_CASE_FIELDS = ("slug", "file_number", "date", "created_date", "updated_date", "type", "ecli",
-                    "content")
-_SYNTHETIC_BASE = datetime(2018, 8, 1, tzinfo=timezone.utc)
+from connectors.openlegaldata_sample import (CASES_PATH, COURTS_PATH, PAGINATE_UNTIL, Behaviour,
+                                             Row, SampleOpenLegalData, _ts)
 
-
-def _ts(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-
-
-@dataclass
-class Row:
-    """One served record: its server-side sort key and the exact text put into ``results``."""
-
-    updated: datetime
-    row_id: int
-    body: str
-    source_file: str
-    case_id: int | None = None
+__all__ = ["FakeOpenLegalData", "Row", "CASES_PATH", "COURTS_PATH"]
 
 
 @dataclass
@@ -77,77 +49,56 @@ class Hold:
 
 class FakeOpenLegalData:
     def __init__(self, sample_dir: Path, *, token: str | None = None,
-                 honour_cursor: bool = True) -> None:
-        self.folder = Path(sample_dir) / "de" / "openlegaldata"
+                 honour_cursor: bool = True, behaviour: Behaviour | None = None,
+                 page_cap: int = PAGINATE_UNTIL, shuffle_ties: bool = False) -> None:
+        chosen = behaviour or ("keyset" if honour_cursor else "ignore")
+        self.api = SampleOpenLegalData(sample_dir, behaviour=chosen, page_cap=page_cap,
+                                       shuffle_ties=shuffle_ties)
         self.token = token
-        self.honour_cursor = honour_cursor
-        self.courts = {c["pk"]: {"id": c["pk"], **c["fields"]}
-                       for c in json.loads((self.folder / "courts.json").read_text("utf-8"))
-                       if c.get("model") == "courts.court"}
-        self.rows: list[Row] = []
-        self._load()
         self.faults: dict[int, Fault] = {}
         self.holds: dict[int, Hold] = {}
         self.requests: list[dict[str, str]] = []  # query args of every /cases/ request
         self.request_times: list[float] = []  # time.monotonic() at arrival, same order
         self._lock = threading.Lock()
 
-    # -- sample → API -------------------------------------------------------------------------
+    @property
+    def rows(self) -> list[Row]:
+        return self.api.rows
 
-    def _court_minimal(self, court_id: int) -> dict[str, Any]:
-        court = self.courts.get(court_id)
-        if court is None:
-            return {"id": court_id}
-        return {k: court.get(k) for k in ("id", "name", "slug", "city", "state")}
+    @property
+    def courts(self) -> dict:
+        return self.api.courts
 
-    def api_case(self, entry: dict[str, Any]) -> dict[str, Any]:
-        fields = dict(entry["fields"])
-        record: dict[str, Any] = {"id": entry["pk"],
-                                  "court": self._court_minimal(fields.pop("court"))}
-        for name in _API_CASE_FIELDS:
-            record[name] = fields.pop(name, None)
-        record.update(fields)  # fixture-only fields: unknown to the connector, must be kept
-        return record
+    # -- server-side edits --------------------------------------------------------------------
 
-    def _load(self) -> None:
-        synthetic = 0
-        for path in sorted(self.folder.glob("*.json")):
-            if path.name == "courts.json":
-                continue
-            text = path.read_text("utf-8").strip()
-            try:
-                data = json.loads(text)
-            except ValueError:
-                data = None
-            if isinstance(data, list):
-                for entry in data:
-                    if isinstance(entry, dict) and entry.get("model") == "cases.case":
-                        record = self.api_case(entry)
-                        self.rows.append(Row(_ts(record["updated_date"]) or _SYNTHETIC_BASE,
-                                             record["id"], json.dumps(record, ensure_ascii=False),
-                                             path.name, case_id=record["id"]))
-                continue
-            rid = data.get("id") if isinstance(data, dict) else None
-            updated = _ts(data.get("updated_date")) if isinstance(data, dict) else None
-            if updated is None or type(rid) is not int:
-                synthetic += 1
-                updated = _SYNTHETIC_BASE + timedelta(seconds=synthetic)
-            self.rows.append(Row(updated, rid if type(rid) is int else 900_000 + synthetic, text,
-                                 path.name))
-
-    def touch(self, case_id: int, updated_date: str, *, content: str | None = None) -> None:
-        """Simulate an edit on the server: a new updated_date (and optionally new content)."""
-        row = next(r for r in self.rows if r.case_id == case_id)
+    def touch(self, case_id: int, updated_date: str, *, content: str | None = None,
+              decision_date: str | None = None) -> None:
+        """Simulate an edit on the server: a new updated_date (optionally content / date)."""
+        row = next(r for r in self.api.rows if r.case_id == case_id)
         record = json.loads(row.body)
         record["updated_date"] = updated_date
         if content is not None:
             record["content"] = content
+        if decision_date is not None:
+            record["date"] = decision_date
+            row.decided = date.fromisoformat(decision_date)
         row.body = json.dumps(record, ensure_ascii=False)
         row.updated = _ts(updated_date)  # type: ignore[assignment]
 
+    def add_copy(self, case_id: int, new_id: int, *, decision_date: str,
+                 updated_date: str) -> None:
+        """Simulate a new case on the server (a copy of ``case_id`` under ``new_id``)."""
+        row = next(r for r in self.api.rows if r.case_id == case_id)
+        record = json.loads(row.body)
+        record.update(id=new_id, date=decision_date, updated_date=updated_date,
+                      file_number=f"{record['file_number']} (copy {new_id})",
+                      slug=f"{record['slug']}-copy-{new_id}")
+        self.api.rows.append(Row(_ts(updated_date), date.fromisoformat(decision_date), new_id,  # type: ignore[arg-type]
+                                 json.dumps(record, ensure_ascii=False), "(added)", new_id))
+
     def delete(self, case_id: int) -> None:
         """Simulate a case removed on the server."""
-        self.rows = [r for r in self.rows if r.case_id != case_id]
+        self.api.rows = [r for r in self.api.rows if r.case_id != case_id]
 
     # -- faults -------------------------------------------------------------------------------
 
@@ -182,60 +133,18 @@ class FakeOpenLegalData:
         denied = self._unauthorized(request)
         if denied is not None:
             return denied
-        rows = list(self.rows)
-        since = request.args.get("updated_date__gte")
-        if self.honour_cursor and request.args.get("ordering") == "updated_date,id":
-            rows.sort(key=lambda r: (r.updated, r.row_id))
-        else:  # like DRF with an unknown ordering field: the default (id) order
-            rows.sort(key=lambda r: r.row_id)
-        if since is not None and self.honour_cursor:
-            floor = _ts(since)
-            if floor is None:
-                return Response(json.dumps({"updated_date__gte": ["Enter a valid date/time."]}),
-                                status=400, content_type="application/json")
-            rows = [r for r in rows if r.updated >= floor]
-        body = self._page(request, [r.body for r in rows])
-        if body is None:
-            return Response(json.dumps({"detail": "Invalid page."}), status=404,
-                            content_type="application/json")
+        reply = self.api.cases(dict(request.args), request.base_url)
         fault = self.faults.get(request_no)
-        if fault is not None:
-            return self._faulty(fault, body)
-        return Response(body, content_type="application/json")
+        if fault is not None and reply.status == 200:
+            return self._faulty(fault, reply.body)
+        return Response(reply.body, status=reply.status, content_type=reply.content_type)
 
     def handle_courts(self, request: Request) -> Response:
         denied = self._unauthorized(request)
         if denied is not None:
             return denied
-        bodies = [json.dumps(c, ensure_ascii=False) for _, c in sorted(self.courts.items())]
-        body = self._page(request, bodies)
-        if body is None:
-            return Response(json.dumps({"detail": "Invalid page."}), status=404,
-                            content_type="application/json")
-        return Response(body, content_type="application/json")
-
-    @staticmethod
-    def _page(request: Request, bodies: list[str]) -> bytes | None:
-        """DRF PageNumberPagination over pre-serialized records (spliced in verbatim)."""
-        size = min(int(request.args.get("page_size", 10)), 1000)
-        page = int(request.args.get("page", 1))
-        pages = max(1, math.ceil(len(bodies) / size))
-        if not 1 <= page <= pages:
-            return None
-        base = request.base_url
-
-        def link(p: int) -> str | None:
-            if not 1 <= p <= pages:
-                return None
-            args = {k: v for k, v in request.args.items() if k != "page"}
-            if p > 1:
-                args["page"] = str(p)
-            return f"{base}?{urlencode(args)}"
-
-        chunk = bodies[(page - 1) * size: page * size]
-        head = json.dumps({"count": len(bodies), "next": link(page + 1),
-                           "previous": link(page - 1)})
-        return (head[:-1] + ', "results": [' + ", ".join(chunk) + "]}").encode("utf-8")
+        reply = self.api.respond(COURTS_PATH, dict(request.args), request.base_url)
+        return Response(reply.body, status=reply.status, content_type=reply.content_type)
 
     @staticmethod
     def _faulty(fault: Fault, body: bytes) -> Response:
@@ -261,4 +170,4 @@ class FakeOpenLegalData:
     # -- expectations -------------------------------------------------------------------------
 
     def served_case_ids(self) -> list[int]:
-        return sorted(r.case_id for r in self.rows if r.case_id is not None)
+        return self.api.served_case_ids()
