@@ -38,6 +38,8 @@ CASES = pa.schema([
     _f("ecli", pa.string(), "European Case Law Identifier; null when the provider sends ''"),
     _f("content", pa.string(), "full text as sent (Legal HTML for Open Legal Data)", nullable=False),
     _f("content_sha256", pa.string(), "sha256 of content (UTF-8): changes iff the text changes", nullable=False),
+    _f("record_sha256", pa.string(), "sha256 of the whole record as sent (canonical JSON): a re-read "
+       "with the same value is 'unchanged' and not stored again", nullable=False),
     _f("extra_json", pa.string(), "fields this connector does not know, kept verbatim (JSON object)", nullable=False),
     _f("source_url", pa.string(), "the API page URL the record came from", nullable=False),
     _f("raw_sha256", pa.string(), "sha256 of that page's body in the raw landing zone", nullable=False),
