@@ -40,18 +40,52 @@ class ParseOutcome:
     stats: dict = field(default_factory=dict)
 
 
+def parse_key(source_sha256: str) -> dict[str, str]:
+    """What a parse depends on: the raw bytes and the parser. Equal keys give equal tables."""
+    return {"source_sha256": source_sha256, "parser_version": PARSER_VERSION}
+
+
+def built_parse(layout: Layout, *, act_id: str, version: str, source_sha256: str) -> Path | None:
+    """The folder (staging, else published) holding a parse of exactly these bytes with this parser
+    version, or None. Orchestrators ask this before trusting a cached parse result: the tables it
+    describes may have been replaced (another source parsed into staging) or deleted since."""
+    store = CorpusStore(layout)
+    built = store.built_dir(act_id, version)
+    if built is None or not (built / "acts.parquet").exists():
+        return None
+    m = store.manifest(built) or _read_json(built / "parse.json")
+    return built if all(m.get(k) == v for k, v in parse_key(source_sha256).items()) else None
+
+
+def chunk_key(max_tokens: int) -> dict[str, object]:
+    """What chunking depends on besides the parse: the chunker and its token bound."""
+    return {"max_tokens": max_tokens, "chunker": CHUNKER_VERSION}
+
+
+def built_chunks(layout: Layout, *, act_id: str, version: str, max_tokens: int) -> bool:
+    """True when the version's freshest build holds chunks of its own parse made by this chunker
+    with this bound (what ``chunk_step`` would reuse)."""
+    store = CorpusStore(layout)
+    built = store.built_dir(act_id, version)
+    if built is None or not (built / "chunks.parquet").exists():
+        return False
+    info = _read_json(built / "chunk.json")
+    parse = store.manifest(built) or _read_json(built / "parse.json")
+    return all(info.get(k) == v for k, v in chunk_key(max_tokens).items()) \
+        and info.get("source_sha256") == parse.get("source_sha256")
+
+
 def parse_step(layout: Layout, *, act_id: str, version: str, pdf_path: Path, source_sha256: str,
                source_url: str | None, workers: int = 2) -> ParseOutcome:
     """Parse the raw PDF into articles/nodes/act tables in staging (or reuse an identical build)."""
     store = CorpusStore(layout)
-    key = {"source_sha256": source_sha256, "parser_version": PARSER_VERSION}
-    built = store.built_dir(act_id, version)
+    key = parse_key(source_sha256)
+    built = built_parse(layout, act_id=act_id, version=version, source_sha256=source_sha256)
     if built is not None:
         m = store.manifest(built) or _read_json(built / "parse.json")
-        if all(m.get(k) == v for k, v in key.items()):
-            acts = store.read(act_id, version, "acts").to_pylist()[0]
-            return ParseOutcome(act_id, version, built, acts["article_count"], acts["pages"], 0.0, True,
-                                source_sha256, m.get("stats", {}))
+        acts = store.read(act_id, version, "acts").to_pylist()[0]
+        return ParseOutcome(act_id, version, built, acts["article_count"], acts["pages"], 0.0, True,
+                            source_sha256, m.get("stats", {}))
     spec = KNOWN_SPECS[act_id]
     t0 = time.perf_counter()
     store.discard_staging(act_id, version)  # never mix files of two different sources
@@ -79,13 +113,9 @@ def parse_step(layout: Layout, *, act_id: str, version: str, pdf_path: Path, sou
 
 def chunk_step(layout: Layout, *, act_id: str, version: str, max_tokens: int) -> pa.Table:
     store = CorpusStore(layout)
+    if built_chunks(layout, act_id=act_id, version=version, max_tokens=max_tokens):
+        return store.read(act_id, version, "chunks")
     built = store.built_dir(act_id, version)
-    if built is not None and (built / "chunks.parquet").exists():
-        info = _read_json(built / "chunk.json")
-        parse = store.manifest(built) or _read_json(built / "parse.json")
-        if info.get("max_tokens") == max_tokens and info.get("chunker") == CHUNKER_VERSION \
-                and info.get("source_sha256") == parse.get("source_sha256"):
-            return store.read(act_id, version, "chunks")
     if built is not None and built == layout.version_dir(act_id, version):
         # a new chunker over a published version: stage a full copy so publishing swaps the
         # whole folder (articles unchanged, chunks new) instead of finding nothing staged
