@@ -78,4 +78,37 @@ QUARANTINE = pa.schema([
     _f("quarantined_at", _TS, "when it was first refused", nullable=False),
 ])
 
-SCHEMAS: dict[str, pa.Schema] = {"cases": CASES, "courts": COURTS, "quarantine": QUARANTINE}
+# Retrieval chunks of decisions (pipelines/case_law/chunks.py). Offsets are into the decision's
+# clean text (pipelines/case_law/html_text.py), a pure function of CASES.content, so
+# (case_id, case_sha256, char_start, char_end) locates a chunk without storing the whole text.
+CASE_CHUNKS = pa.schema([
+    _f("chunk_id", pa.string(), "<source>:<case_id>:<case_sha256[:12]>:<chunk_index 4 digits>", nullable=False),
+    _f("source", pa.string(), "provider, e.g. 'openlegaldata'", nullable=False),
+    _f("case_id", pa.int64(), "the provider's case id (joins CASES.case_id)", nullable=False),
+    _f("case_sha256", pa.string(), "CASES.content_sha256 of the case version chunked", nullable=False),
+    _f("slug", pa.string(), "provider slug"),
+    _f("court_id", pa.int64(), "provider court id", nullable=False),
+    _f("court_name", pa.string(), "court name as embedded in the case record"),
+    _f("date", pa.date32(), "decision date", nullable=False),
+    _f("file_number", pa.string(), "Aktenzeichen, e.g. 'VIII ZR 127/17'", nullable=False),
+    _f("ecli", pa.string(), "European Case Law Identifier, null when the provider has none"),
+    _f("decision_type", pa.string(), "Urteil, Beschluss, ... (CASES.type)"),
+    _f("section", pa.string(), "tenor | tatbestand | entscheidungsgruende | gruende | leitsatz | "
+                               "orientierungssatz | rechtsmittelbelehrung | ... | rubrum | body", nullable=False),
+    _f("section_label", pa.string(), "the section heading as printed ('G r ü n d e :'), '' for rubrum/body"),
+    _f("section_index", pa.int32(), "0-based position of the section in the decision", nullable=False),
+    _f("chunk_index", pa.int32(), "0-based position of the chunk in the decision", nullable=False),
+    _f("section_chunk_index", pa.int32(), "0-based position of the chunk in its section", nullable=False),
+    _f("chunk_count", pa.int32(), "chunks of this case version", nullable=False),
+    _f("char_start", pa.int32(), "start offset in the clean text (inclusive)", nullable=False),
+    _f("char_end", pa.int32(), "end offset in the clean text (exclusive)", nullable=False),
+    _f("rn_first", pa.string(), "first Randnummer the chunk covers (null if none)"),
+    _f("rn_last", pa.string(), "last Randnummer the chunk covers (null if none)"),
+    _f("text", pa.string(), "clean_text[char_start:char_end]", nullable=False),
+    _f("token_count", pa.int32(), "spaCy blank('de') tokens", nullable=False),
+    _f("content_hash", pa.string(), "sha256 of text (UTF-8): keys the embedding cache", nullable=False),
+    _f("chunker_version", pa.string(), "chunker/cleaner version: a change re-chunks every case", nullable=False),
+])
+
+SCHEMAS: dict[str, pa.Schema] = {"cases": CASES, "courts": COURTS, "quarantine": QUARANTINE,
+                                 "case_chunks": CASE_CHUNKS}
