@@ -9,7 +9,9 @@ must absorb that without duplicates or corruption:
 * the file is named by a hash of the batch's *content* (ingestion timestamps excluded), so writing
   the same batch again finds the file present and writes nothing;
 * readers deduplicate: one row per case id, the newest ``updated_date`` wins (a later fetch breaks
-  ties), and one quarantine row per ``quarantine_id``.
+  ties), and one quarantine row per ``quarantine_id``;
+* writers skip versions already stored: ``versions()`` indexes (case id, ``record_sha256``), so a
+  record read again unchanged (an overlap window, a page re-fetched after a crash) is not appended.
 
     <root>/cases/part-<sha>.parquet        schemas.cases.CASES
     <root>/quarantine/part-<sha>.parquet   schemas.cases.QUARANTINE
@@ -132,6 +134,19 @@ class CaseStore:
         return result.sort_by([("case_id", "ascending")]) if "case_id" in result.column_names \
             else result
 
+    def versions(self) -> "VersionIndex":
+        """Which record versions are stored: (case id, ``record_sha256``) of every row.
+
+        Reads two small columns of every part; the sync asks it once and then keeps it current,
+        so a re-read record (overlap windows, a page fetched again after a crash) is recognised
+        as unchanged and never appended twice."""
+        index = VersionIndex()
+        for path in self.case_parts():
+            keys = pq.read_table(path, columns=["case_id", "record_sha256"])
+            index.add_many(zip(keys.column("case_id").to_pylist(),
+                               keys.column("record_sha256").to_pylist()))
+        return index
+
     def quarantine(self) -> pa.Table:
         """One row per quarantine_id (its first sighting), sorted by kind, record id, id."""
         table = _concat([pq.read_table(p, schema=QUARANTINE) for p in self.quarantine_parts()],
@@ -153,6 +168,29 @@ class CaseStore:
         if not self.courts_path.exists():
             return COURTS.empty_table()
         return pq.read_table(self.courts_path, schema=COURTS)
+
+
+class VersionIndex:
+    """Stored versions per case id: tells a record ``new``, ``updated`` or ``unchanged``."""
+
+    def __init__(self) -> None:
+        self._by_case: dict[int, set[str]] = {}
+
+    def add(self, case_id: int, record_sha256: str) -> None:
+        self._by_case.setdefault(case_id, set()).add(record_sha256)
+
+    def add_many(self, pairs: Iterable[tuple[int, str]]) -> None:
+        for cid, sha in pairs:
+            self.add(cid, sha)
+
+    def classify(self, case_id: int, record_sha256: str) -> str:
+        seen = self._by_case.get(case_id)
+        if seen is None:
+            return "new"
+        return "unchanged" if record_sha256 in seen else "updated"
+
+    def __len__(self) -> int:
+        return len(self._by_case)
 
 
 def _cols(columns: Iterable[str] | None) -> list[str] | None:

@@ -29,7 +29,8 @@ from connectors.case_store import CaseStore
 from connectors.http import HttpFetchError, PoliteHttpClient
 from connectors.openlegaldata import (ApiParams, CaseSync, CursorContractError, OldpPaths,
                                       OpenLegalDataApi, PageFormatError, PageReport,
-                                      SyncLockedError, case_key, parse_page, validate_case)
+                                      SyncLockedError, WindowConfig, case_key, parse_page,
+                                      validate_case)
 from fake_openlegaldata import FakeOpenLegalData  # tests/, on sys.path via conftest
 from lexpipe.layout import Layout
 from schemas.cases import CASES, COURTS, QUARANTINE
@@ -63,16 +64,18 @@ def fake(oldp_dir: Path, httpserver: HTTPServer) -> FakeOpenLegalData:
 
 
 def make_sync(httpserver: HTTPServer, home: Path, *, page_size: int = 3,
-              sleeps: list[float] | None = None, token: str = TOKEN,
-              **client_kw: Any) -> CaseSync:
+              sleeps: list[float] | None = None, token: str = TOKEN, mode: str = "auto",
+              max_pages: int = 10, windows: WindowConfig = WindowConfig(),
+              now: Any = None, **client_kw: Any) -> CaseSync:
     opts: dict[str, Any] = dict(user_agent="lexpipe-tests/0 (+https://example.invalid)",
                                 timeout_s=5.0, max_retries=3, backoff_base_s=0.5,
                                 backoff_max_s=8.0, min_interval_s=0.0,
                                 sleep=(sleeps.append if sleeps is not None else lambda s: None))
     opts.update(client_kw)
     api = OpenLegalDataApi(PoliteHttpClient(**opts), httpserver.url_for("/api"),
-                           api_token=SecretStr(token), params=ApiParams(page_size=page_size))
-    return CaseSync(api, home)
+                           api_token=SecretStr(token),
+                           params=ApiParams(page_size=page_size, max_pages=max_pages))
+    return CaseSync(api, home, mode=mode, windows=windows, **({"now": now} if now else {}))
 
 
 def snapshot(sync: CaseSync) -> dict[str, Any]:
@@ -316,7 +319,7 @@ def test_server_ignoring_the_cursor_parameters_is_refused(oldp_dir: Path,
     """DRF silently drops unknown ordering/filter fields; a keyset walk must notice, not skip."""
     FakeOpenLegalData(oldp_dir.parent.parent, token=TOKEN, honour_cursor=False).install(httpserver)
     home = tmp_path / "home"
-    sync = make_sync(httpserver, home)
+    sync = make_sync(httpserver, home, mode="keyset")
     with pytest.raises(CursorContractError, match="does the server honour the filter"):
         sync.sync_cases()
     assert cursor_file(home)["pages_committed"] == 1  # the refused page moved nothing
