@@ -1319,3 +1319,26 @@ def iter_quarantine_reasons(store: CaseStore) -> Iterator[tuple[str, str | None,
                                   table.column("record_id").to_pylist(),
                                   table.column("reasons").to_pylist()):
         yield kind, rid, reasons
+
+
+def case_sync_from_settings(settings: Any, oldp: OpenLegalDataSettings | None = None, *,
+                            home: Path | None = None, **client_overrides: Any) -> CaseSync:
+    """The case sync the settings ask for, like ``eli_source_from_settings``.
+
+    ``settings.offline`` (the default): the sample files of ``settings.sample_dir`` served by an
+    in-process emulator of the live API (no socket, no network, no rate limit — nothing remote
+    to be polite to), through the same client, landing, validation, store and cursor code.
+    Otherwise: the live API at ``LEXPIPE_OLDP_BASE_URL`` with the polite client's rate limit,
+    retries and the token. ``LEXPIPE_OLDP_*`` choose the sync mode and the window shape either way.
+    """
+    oldp = oldp or OpenLegalDataSettings()
+    if settings.offline:
+        emulator = SampleOpenLegalData(Path(settings.sample_dir))
+        client = PoliteHttpClient(user_agent=settings.user_agent, timeout_s=settings.http_timeout_s,
+                                  max_retries=0, min_interval_s=0.0,
+                                  transport=emulator.transport())
+        api = OpenLegalDataApi(client, SAMPLE_BASE_URL, params=api_params(oldp))
+    else:
+        api = OpenLegalDataApi.from_settings(settings, oldp, **client_overrides)
+    return CaseSync(api, Path(home) if home is not None else Path(settings.home),
+                    mode=oldp.sync_mode, windows=window_config(oldp))

@@ -290,8 +290,11 @@ class SampleOpenLegalData:
             url = request.url
             base = str(url.copy_with(query=None, fragment=None))
             reply = self.respond(url.path, dict(url.params), base)
-            return httpx.Response(reply.status, content=reply.body,
-                                  headers={"Content-Type": reply.content_type})
+            # a byte *stream*, as off a socket: the client checks bytes received against
+            # Content-Length, and a response built from ``content=`` reports none received
+            return httpx.Response(reply.status, stream=httpx.ByteStream(reply.body),
+                                  headers={"Content-Type": reply.content_type,
+                                           "Content-Length": str(len(reply.body))})
 
         return httpx.MockTransport(handle)
 
