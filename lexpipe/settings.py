@@ -40,6 +40,10 @@ class Settings(BaseSettings):
         "with an in-corpus gold reference)."))
     benchmark_regression_margin: float = Field(0.02, description=(
         "Retrieval evaluation: a metric falling by more than this against the previous run fails its check."))
+    prefect_task_retries: int = Field(3, description=(
+        "Prefect flows: retries of the transient steps (listing versions, downloads, index writes)."))
+    prefect_retry_delay_s: float = Field(2.0, description=(
+        "Prefect flows: first retry delay in seconds; it doubles with every retry (exponential backoff)."))
     elasticsearch_url: str | None = Field(None, description=(
         "Search backend: index into and search this Elasticsearch cluster instead of the embedded "
         "LanceDB index (other cluster options: LEXPIPE_ES_*). Unset: embedded."))
