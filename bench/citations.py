@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.citations.evaluation import (Scores, Span, load_refex, match_overlap,  # noqa: E402
-                                            split_dev_test)
+from pipelines.citations.evaluation import (Scores, Span, label_contradicts_span, load_refex,  # noqa: E402
+                                            match_overlap, split_dev_test)
 from pipelines.citations.german import make_nlp  # noqa: E402
 from pipelines.citations.known_ids import corpus_unit_ids  # noqa: E402
 
@@ -71,6 +71,17 @@ def main() -> int:
         print(_row(f"{label}: span exact", sc.docs, gold_n, sc.exact))
         print(_row(f"{label}: span overlap", sc.docs, gold_n, sc.overlap))
         print(_row(f"{label}: target (act + §) on overlap", sc.docs, gold_t, sc.target))
+        clean = Scores()
+        for d in subset:
+            keep = [i for i, g in enumerate(d.gold) if not label_contradicts_span(g)]
+            dropped = [g for g in d.gold if label_contradicts_span(g)]
+            pred = [p for p in spans[d.doc_id]
+                    if not any(min(p.end, g.end) > max(p.start, g.start) for g in dropped)]
+            clean.add([d.gold[i] for i in keep], pred)
+        n_bad = sum(label_contradicts_span(g) for d in subset for g in d.gold)
+        print(_row(f"{label}: target, without {n_bad} gold labels contradicting their span", clean.docs,
+                   gold_t - sum(1 for d in subset for g in d.gold if g.target and label_contradicts_span(g)),
+                   clean.target))
 
     status = Counter(c.link_status for v in preds.values() for c in v)
     corpus = [c for v in preds.values() for c in v if c.in_corpus]

@@ -296,3 +296,60 @@ def benchmark_questions_suite(min_rows: int | None = None) -> ExpectationSuite:
                             "source file went missing or a loader stopped early"},
         ))
     return _suite("benchmark_questions", ex, min_rows=min_rows)
+
+
+# sections of court decisions (pipelines/case_law/sections.py: SECTION_HEADINGS + rubrum/body)
+CASE_SECTIONS = ("leitsatz", "orientierungssatz", "tenor", "tatbestand", "entscheidungsgruende", "gruende",
+                 "tatbestand_und_entscheidungsgruende", "rechtsmittelbelehrung", "normenkette",
+                 "abweichende_meinung", "rubrum", "body")
+
+
+def case_chunks_suite(max_tokens: int, *, margin: float = DEFAULT_TOKEN_MARGIN) -> ExpectationSuite:
+    """Suite for the prepared case-chunks frame (``pipelines.case_law.chunks.prepare_case_chunks_frame``),
+    which adds ``span_length`` (char_end - char_start) and ``span_matches_text`` (the text is as long
+    as its span, i.e. offsets and text were not taken from different cleanings)."""
+    _, gxe, _ = _gx()
+    upper = max_tokens + max(1, math.ceil(max_tokens * margin))
+    ex: list[Any] = [
+        gxe.ExpectColumnValuesToBeUnique(
+            column="chunk_id", meta={"reason": "chunk ids key embeddings and search hits; a duplicate means a case "
+                                               "version was chunked twice"}),
+    ]
+    for col, why in (
+        ("chunk_id", "every chunk needs its id"),
+        ("case_id", "a hit must lead back to its decision"),
+        ("case_sha256", "the case version fixes what the offsets point into"),
+        ("court_id", "court is how users filter and cite decisions"),
+        ("date", "the decision date is part of every citation of a decision"),
+        ("file_number", "the Aktenzeichen is how a decision is cited"),
+        ("section", "the section says whether a passage is claim (Tatbestand) or holding (Gründe)"),
+        ("text", "a chunk without text cannot be embedded"),
+        ("token_count", "token_count is needed to budget context"),
+        ("content_hash", "content_hash keys the embedding cache"),
+    ):
+        ex.append(gxe.ExpectColumnValuesToNotBeNull(column=col, meta={"reason": why}))
+    ex += [
+        gxe.ExpectColumnValuesToBeInSet(
+            column="section", value_set=list(CASE_SECTIONS),
+            meta={"reason": "sections come from a fixed vocabulary; consumers filter on them"}),
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="text", regex=r"\S", meta={"reason": "an empty chunk wastes an embedding and pollutes search"}),
+        gxe.ExpectColumnValuesToNotMatchRegex(
+            column="text", regex=r"<\s*/?\s*(?:p|div|span|br|h[1-6]|dl|dt|dd|a|rd|sup)\b[^>]*>|\[/?ref[=\]]",
+            meta={"reason": "HTML tags or [ref] markers left in chunk text: the Legal HTML was not cleaned"}),
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="content_hash", regex=r"^[0-9a-f]{64}$", meta={"reason": "content_hash is a sha256 hex digest"}),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="token_count", min_value=1, max_value=upper,
+            meta={"reason": f"chunks must hold 1..{upper} tokens (max {max_tokens} + margin); a larger chunk is "
+                            "truncated by the embedding model"}),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="char_start", min_value=0, meta={"reason": "offsets into the clean text are non-negative"}),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="span_length", min_value=1, meta={"reason": "char_end must lie after char_start"}),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="span_matches_text", value_set=[True],
+            meta={"reason": "text must be exactly clean_text[char_start:char_end]; a length mismatch means offsets "
+                            "and text disagree and highlighting would be wrong"}),
+    ]
+    return _suite("case_chunks", ex, max_tokens=max_tokens, max_with_margin=upper)

@@ -236,3 +236,26 @@ def iter_case_texts(cases: pa.Table) -> Iterable[tuple[dict[str, Any], CleanText
         if clean.text.strip():
             meta = {k: v for k, v in row.items() if k != "content"}
             yield meta, clean
+
+
+def prepare_case_chunks_frame(table: pa.Table):
+    """Frame for ``schemas.expectations.case_chunks_suite``: adds ``span_length`` and
+    ``span_matches_text``; rows in case/chunk order so reports follow the decisions."""
+    import pyarrow.compute as pc
+
+    from pipelines.validation import prepare_frame
+
+    length = pc.subtract(table["char_end"], table["char_start"])
+    matches = pc.equal(pc.utf8_length(table["text"]), length)
+    table = table.append_column("span_length", length).append_column("span_matches_text", matches)
+    table = table.sort_by([("case_id", "ascending"), ("case_sha256", "ascending"), ("chunk_index", "ascending")])
+    return prepare_frame(table)
+
+
+def validate_case_chunks(chunks: pa.Table, *, max_tokens: int):
+    """Run the case-chunks GX suite; returns a ``pipelines.validation.ValidationReport``."""
+    from pipelines.validation import validate_table
+    from schemas.expectations import case_chunks_suite
+
+    return validate_table(chunks, case_chunks_suite(max_tokens), name="case_chunks",
+                          id_column="chunk_id", prepare=prepare_case_chunks_frame)

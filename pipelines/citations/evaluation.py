@@ -101,6 +101,26 @@ def gold_act_key(book: str | None) -> str | None:
     return A.act_key(b) or b.lower()
 
 
+def printed_act_keys(text: str) -> set[str]:
+    """Act keys of every act name/abbreviation printed in ``text`` (our act table only)."""
+    from pipelines.citations.german import ABBR, FULL_NAME
+
+    keys = set()
+    for rx, group in ((ABBR, "abbr"), (FULL_NAME, "full")):
+        for m in rx.finditer(text):
+            k = A.act_key(m.group(group))
+            if k:
+                keys.add(k)
+    return keys
+
+
+def label_contradicts_span(g: Span) -> bool:
+    """True when the gold span prints an act and the gold ``book`` is none of the printed acts
+    (e.g. span "§ 13 Abs 3a S 1 SGB V" labelled book "sgg"): a labelling error of the gold."""
+    printed = printed_act_keys(g.text)
+    return bool(printed) and g.act is not None and g.act not in printed
+
+
 def _read_jsonl(path: Path) -> Iterable[tuple[int, dict]]:
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
