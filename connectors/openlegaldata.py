@@ -1118,6 +1118,7 @@ class CaseSync:
             raise PageFormatError(f"{redact_url(url)}: no integer 'count' in the page; a date "
                                   "window cannot be checked for completeness without it")
 
+        self._check_window(url, lo, hi, parsed)  # before any use of the page, narrowing included
         capacity = self.api.params.window_capacity
         if cursor.page == 1 and parsed.count > capacity:
             cursor = self._narrow(cursor, parsed, url, lo, hi)
@@ -1128,7 +1129,6 @@ class CaseSync:
                      redact_url(url), parsed.count, capacity, cursor.window_lo or "…",
                      cursor.window_hi or "…")
             return cursor
-        self._check_window(url, lo, hi, parsed)
 
         self._ingest(parsed, url, cursor.page, landed.sha256, fetched_at, page_rep)
         _checkpoint(on_checkpoint, "written", page_rep)

@@ -16,7 +16,7 @@ import os
 import signal
 import subprocess
 import sys
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from pytest_httpserver import HTTPServer
 from connectors.case_store import CaseStore
 from connectors.http import HttpFetchError, PoliteHttpClient
 from connectors.openlegaldata import (ApiParams, CaseSync, CursorContractError, OldpPaths,
-                                      OpenLegalDataApi, PageFormatError, PageReport,
+                                      OpenLegalDataApi, OpenLegalDataError, PageFormatError, PageReport,
                                       SyncLockedError, WindowConfig, case_key, parse_page,
                                       validate_case)
 from fake_openlegaldata import FakeOpenLegalData  # tests/, on sys.path via conftest
@@ -373,7 +373,7 @@ def test_crash_on_every_page_still_converges(httpserver: HTTPServer, fake: FakeO
 _CHILD = """
 import os, signal, sys
 from pathlib import Path
-from connectors.openlegaldata import CaseSync, OpenLegalDataApi, OpenLegalDataSettings
+from connectors.openlegaldata import OpenLegalDataSettings, case_sync_from_settings
 from lexpipe.settings import Settings
 
 kill_at = int(os.environ.get("KILL_AT_WRITTEN_PAGE", "0"))
@@ -382,16 +382,17 @@ def hook(stage, page):
     if stage == "written" and page.request_no == kill_at:
         os.kill(os.getpid(), signal.SIGKILL)  # batch on disk, cursor not yet saved
 
-settings = Settings()
-api = OpenLegalDataApi.from_settings(settings, OpenLegalDataSettings(), min_interval_s=0.0,
-                                     max_retries=0)
-CaseSync(api, settings.home).sync_cases(on_checkpoint=hook)
+settings = Settings()  # LEXPIPE_OFFLINE=false: the loopback server at LEXPIPE_OLDP_BASE_URL
+sync = case_sync_from_settings(settings, OpenLegalDataSettings(), min_interval_s=0.0,
+                               max_retries=0)
+sync.sync_cases(on_checkpoint=hook)
 """
 
 
 def _child_env(httpserver: HTTPServer, home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEXPIPE_")}
     env.update(PYTHONPATH=str(REPO), LEXPIPE_HOME=str(home),
+               LEXPIPE_OFFLINE="false",
                LEXPIPE_OLDP_BASE_URL=httpserver.url_for("/api"), LEXPIPE_OLDP_API_TOKEN=TOKEN,
                LEXPIPE_OLDP_PAGE_SIZE="3", **extra)
     return env
@@ -568,3 +569,248 @@ def test_store_is_idempotent_and_newest_version_wins(tmp_path: Path) -> None:
     assert len(store.all_case_rows()) == 3
     with pytest.raises((pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError)):
         store.write_cases([{**row, **prov, "case_id": None}])  # a non-null column stays non-null
+
+
+# -- date windows: what the live API supports ---------------------------------------------------
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+class Clock:
+    """A settable ``now`` for the sync (pass start, full-rescan age, the unbounded last window)."""
+
+    def __init__(self, at: datetime = NOW) -> None:
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+@pytest.fixture
+def live(oldp_dir: Path, httpserver: HTTPServer) -> FakeOpenLegalData:
+    """The server as de.openlegaldata.io behaves: ordering by date only, date_after/date_before,
+    unknown parameters ignored, pages beyond 10 refused."""
+    server = FakeOpenLegalData(oldp_dir.parent.parent, token=TOKEN, behaviour="live")
+    server.install(httpserver)
+    return server
+
+
+def window_sync(httpserver: HTTPServer, home: Path, **kw: Any) -> CaseSync:
+    """Small pages and a 2-page cap (6 records a window) so the sample needs several windows."""
+    opts: dict[str, Any] = dict(mode="date_windows", max_pages=2, now=Clock())
+    opts.update(kw)
+    return make_sync(httpserver, home, **opts)
+
+
+def case_view(sync: CaseSync) -> list[dict[str, Any]]:
+    """The served cases without provenance (URLs differ between modes)."""
+    return sync.store.cases().drop_columns(["fetched_at", "source_url", "raw_sha256"]).to_pylist()
+
+
+def test_auto_mode_falls_back_to_date_windows_on_the_live_api(
+        httpserver: HTTPServer, live: FakeOpenLegalData, tmp_path: Path) -> None:
+    sync = make_sync(httpserver, tmp_path / "home", max_pages=2, now=Clock())
+    report = sync.sync_cases()
+
+    assert report.complete and report.mode == "date_windows"
+    assert report.mode_switch is not None and "does the server honour" in report.mode_switch
+    assert sync.store.cases().column("case_id").to_pylist() == VALID_IDS
+    quarantine = sync.store.quarantine()
+    assert quarantine.num_rows == SERVED_RECORDS - len(VALID_IDS)
+    assert sorted(r for r in quarantine.column("record_id").to_pylist() if r) == QUARANTINED_IDS
+    assert all(quarantine.column("reasons").to_pylist())
+    assert report.new == len(VALID_IDS) and report.updated == 0
+
+    switched = next(i for i, q in enumerate(live.requests) if q.get("ordering") == "date")
+    assert all(q.get("ordering") == "updated_date,id" for q in live.requests[:switched])
+    assert all(q.get("ordering") == "date" and "updated_date__gte" not in q
+               for q in live.requests[switched:])
+    assert all(int(q.get("page", 1)) <= 2 for q in live.requests[switched:])  # the page cap
+    assert any(p.narrowed for p in report.pages)  # 16 records > 6 reachable: windows were split
+    state = cursor_file(tmp_path / "home")
+    assert (state["mode"], state["complete"], state["window_hi"], state["max_date_seen"]) == (
+        "date_windows", True, None, "2018-11-21")
+
+    # the same cases as a keyset sync against a server that supports it
+    keyset_home = tmp_path / "keyset"
+    other = FakeOpenLegalData(live.api.folder.parent.parent, token=TOKEN)
+    with HTTPServer() as server2:
+        other.install(server2)
+        ref = make_sync(server2, keyset_home, mode="keyset")
+        assert ref.sync_cases().complete
+    assert case_view(sync) == case_view(ref)
+
+
+def test_date_windows_against_a_server_ignoring_the_window_is_refused(
+        httpserver: HTTPServer, live: FakeOpenLegalData, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert window_sync(httpserver, home).sync_cases().complete
+    parts = window_sync(httpserver, home).store.case_parts()
+    live.api.behaviour = "ignore"  # the server starts ignoring date_after/date_before
+    sync = window_sync(httpserver, home, now=Clock(NOW + timedelta(days=1)))
+    with pytest.raises(CursorContractError, match="date_after/date_before"):
+        sync.sync_cases()  # the incremental pass asks for 2018-09-22.., gets April 2018 cases
+    assert sync.store.case_parts() == parts  # the refused page stored nothing
+    before = cursor_file(home)
+    assert before["complete"] and before["max_date_seen"] == "2018-11-21"  # nothing moved
+
+
+@pytest.mark.parametrize("stage", ["landed", "written", "committed"])
+@pytest.mark.parametrize("nth", [1, 3, 5])
+def test_date_windows_crash_after_page_n_then_restart_equals_uninterrupted(
+        httpserver: HTTPServer, live: FakeOpenLegalData, tmp_path: Path, stage: str,
+        nth: int) -> None:
+    """Crash at the n-th time a page reaches ``stage`` (narrowing pages never reach 'written')."""
+    seen = {"n": 0}
+
+    def crash(at_stage: str, rep: PageReport) -> None:
+        if at_stage == stage:
+            seen["n"] += 1
+            if seen["n"] == nth:
+                raise Crash(f"{stage} #{nth} (request {rep.request_no})")
+
+    home = tmp_path / "home"
+    with pytest.raises(Crash):
+        window_sync(httpserver, home).sync_cases(on_checkpoint=crash)
+    resumed = window_sync(httpserver, home)
+    assert resumed.sync_cases().complete
+
+    clean = window_sync(httpserver, tmp_path / "clean")
+    assert clean.sync_cases().complete
+    assert snapshot(resumed) == snapshot(clean)  # all_rows equal: no duplicate versions stored
+
+
+def test_date_windows_sigkill_mid_window_then_restart(httpserver: HTTPServer,
+                                                      live: FakeOpenLegalData,
+                                                      tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = _child_env(httpserver, home, KILL_AT_WRITTEN_PAGE="6", LEXPIPE_OLDP_SYNC_MODE="date_windows",
+                     LEXPIPE_OLDP_MAX_PAGES="2")
+    child = subprocess.run([sys.executable, "-c", _CHILD], cwd=REPO, timeout=120, env=env)
+    assert child.returncode == -signal.SIGKILL
+    state = cursor_file(home)
+    assert state["mode"] == "date_windows" and not state["complete"]
+
+    resumed = make_sync(httpserver, home, mode="date_windows", max_pages=2)
+    assert resumed.sync_cases().complete
+    clean = make_sync(httpserver, tmp_path / "clean", mode="date_windows", max_pages=2)
+    assert clean.sync_cases().complete
+    assert snapshot(resumed) == snapshot(clean)
+
+
+def test_unstable_order_within_a_window_is_read_again_until_complete(
+        oldp_dir: Path, httpserver: HTTPServer, tmp_path: Path) -> None:
+    """No tie-breaker after ``date``: ties come back in another order on every request, so a
+    page walk can skip a case and repeat another. The count check catches it and re-reads."""
+    server = FakeOpenLegalData(oldp_dir.parent.parent, token=TOKEN, behaviour="live",
+                               shuffle_ties=True)
+    server.install(httpserver)
+    sync = make_sync(httpserver, tmp_path / "home", mode="date_windows", page_size=2,
+                     max_pages=10, windows=WindowConfig(max_rereads=8), now=Clock())
+    report = sync.sync_cases()
+    assert report.complete
+    assert sync.store.cases().column("case_id").to_pylist() == VALID_IDS
+    assert sync.store.quarantine().num_rows == SERVED_RECORDS - len(VALID_IDS)
+    first_pages = [q for q in server.requests if "page" not in q]
+    assert len(first_pages) > len({(q.get("date_after"), q.get("date_before"))
+                                   for q in first_pages})  # some window was read again
+    rows = sync.store.all_case_rows().column("case_id").to_pylist()
+    assert sorted(rows) == VALID_IDS  # re-reads stored nothing twice
+
+
+def test_unstable_window_that_never_completes_stops_without_moving_on(
+        oldp_dir: Path, httpserver: HTTPServer, tmp_path: Path) -> None:
+    server = FakeOpenLegalData(oldp_dir.parent.parent, token=TOKEN, behaviour="live")
+    server.install(httpserver)
+    home = tmp_path / "home"
+    sync = make_sync(httpserver, home, mode="date_windows", page_size=2, max_pages=10,
+                     windows=WindowConfig(max_rereads=1), now=Clock())
+    server.delete(68)  # the first page counts 16...
+    original = server.api.cases
+
+    def count_lies(args: Any, base: str) -> Any:  # ...a server whose count includes a ghost
+        reply = original(args, base)
+        return type(reply)(reply.status, reply.body.replace(b'"count": 15', b'"count": 16'))
+
+    server.api.cases = count_lies  # type: ignore[method-assign]
+    with pytest.raises(OpenLegalDataError, match="15 distinct record.* of 16 after 2 read"):
+        sync.sync_cases()
+    state = cursor_file(home)
+    assert state["window_lo"] is None and state["window_hi"] is None and not state["complete"]
+
+
+def test_incremental_date_window_pass_overlap_and_full_rescan(
+        httpserver: HTTPServer, live: FakeOpenLegalData, tmp_path: Path) -> None:
+    """What the fallback can and cannot see: edits inside the trailing overlap at once, edits to
+    old decisions only at the next full rescan."""
+    clock = Clock()
+    home = tmp_path / "home"
+    windows = WindowConfig(overlap_days=60, full_rescan_days=30)
+    first = window_sync(httpserver, home, now=clock, windows=windows).sync_cases()
+    assert first.complete and first.new == len(VALID_IDS)
+
+    live.touch(1888, "2026-01-02T00:00:00Z", content="<p>Berichtigt.</p>")  # decided 2018-11-21
+    live.touch(65, "2026-01-02T00:00:00Z", content="<p>Auch berichtigt.</p>")  # decided 2018-04-10
+    live.add_copy(68, 7001, decision_date="2018-12-01", updated_date="2026-01-02T00:00:00Z")
+    clock.at = NOW + timedelta(days=1)
+    second = window_sync(httpserver, home, now=clock, windows=windows).sync_cases()
+    assert second.complete and (second.new, second.updated) == (1, 1)
+    assert all(q.get("date_after") for q in live.requests[-len(second.pages):])  # not from the start
+    assert min(q["date_after"] for q in live.requests[-len(second.pages):]) == "2018-09-22"
+    cases = {r["case_id"]: r for r in window_sync(httpserver, home).store.cases().to_pylist()}
+    assert cases[1888]["content"] == "<p>Berichtigt.</p>" and 7001 in cases
+    assert cases[65]["content"] != "<p>Auch berichtigt.</p>"  # outside the overlap: not yet
+
+    clock.at = NOW + timedelta(days=31)  # the last full scan is now older than 30 days
+    third = window_sync(httpserver, home, now=clock, windows=windows).sync_cases()
+    assert third.complete and (third.new, third.updated) == (0, 1)
+    assert third.unchanged == len(VALID_IDS) + 1 - 1
+    cases = {r["case_id"]: r for r in window_sync(httpserver, home).store.cases().to_pylist()}
+    assert cases[65]["content"] == "<p>Auch berichtigt.</p>"
+
+
+def test_explicit_date_window_mode_and_page_cap_404(httpserver: HTTPServer,
+                                                    live: FakeOpenLegalData,
+                                                    tmp_path: Path) -> None:
+    sync = make_sync(httpserver, tmp_path / "home", mode="date_windows", now=Clock())
+    assert sync.sync_cases().complete
+    assert all(q.get("ordering") == "date" for q in live.requests)  # no keyset attempt
+    with pytest.raises(HttpFetchError) as err:  # what a deeper page looks like on the live API
+        sync.api.get(sync.api.window_url(None, None, 11))
+    assert err.value.status == 404
+
+
+def test_single_day_above_the_page_cap_is_a_clear_error(httpserver: HTTPServer,
+                                                        live: FakeOpenLegalData,
+                                                        tmp_path: Path) -> None:
+    for cid in VALID_IDS:
+        live.touch(cid, "2019-01-01T00:00:00Z", decision_date="2019-01-01")
+    sync = make_sync(httpserver, tmp_path / "home", mode="date_windows", page_size=2,
+                     max_pages=2, now=Clock())
+    with pytest.raises(OpenLegalDataError, match="single day 2019-01-01 holds 6 cases.*PAGE_SIZE"):
+        sync.sync_cases()
+
+
+# -- the offline source ------------------------------------------------------------------------
+
+
+def test_offline_source_runs_the_same_sync_on_the_samples(sample_dir: Path, oldp_dir: Path,
+                                                          tmp_path: Path) -> None:
+    from connectors.openlegaldata import OpenLegalDataSettings, case_sync_from_settings
+    from connectors.openlegaldata_sample import SAMPLE_BASE_URL
+    from lexpipe.settings import Settings
+
+    settings = Settings(home=tmp_path / "home", sample_dir=sample_dir, offline=True)
+    sync = case_sync_from_settings(settings, OpenLegalDataSettings())
+    report = sync.sync_cases()
+    assert report.complete and report.mode == "date_windows" and report.mode_switch
+    assert sync.store.cases().column("case_id").to_pylist() == VALID_IDS
+    assert sorted(r for r in sync.store.quarantine().column("record_id").to_pylist() if r) == \
+        QUARANTINED_IDS
+    for page in report.pages:  # landed like live pages, labelled as the sample stand-in
+        side = json.loads(sync.landing.get(page.raw_sha256).sidecar_path.read_text())
+        assert side["source_url"].startswith(SAMPLE_BASE_URL)
+
+    again = case_sync_from_settings(settings, OpenLegalDataSettings()).sync_cases()
+    assert again.complete and again.new == again.updated == 0 and again.mode_switch is None
+    assert len(sync.store.all_case_rows()) == len(VALID_IDS)
