@@ -103,6 +103,7 @@ class Citation:
     act_source: str | None = None  # own | list | chain | None
     role: str = "single"  # single | range_end
     range_end: str | None = None  # on a range start: the number of the range end
+    range_start: str | None = None  # on a range end: the number of the range start
     group: int = 0  # members of one list share a group; chained groups share a chain
     chain: int = 0
     relation: str | None = None  # "ivm" when introduced by i.V.m. / in Verbindung mit; "range" for range_end
@@ -120,16 +121,21 @@ class Citation:
         """The §/Art. numbers this citation cites: its number, or the whole range on a range start."""
         if self.number is None:
             return []
-        if self.range_end and self.number.isdigit() and self.range_end.isdigit():
+        if self.range_end and _expandable(self.number, self.range_end, limit):
             lo, hi = int(self.number), int(self.range_end)
-            if lo < hi <= lo + limit:
-                return [str(n) for n in range(lo, hi + 1)]
+            return [str(n) for n in range(lo, hi + 1)]
+        if self.role == "range_end" and self.range_start and _expandable(self.range_start, self.number, limit):
+            return []  # already counted by the range start's expansion
         return [self.number]
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["act_id"] = self.act_id
         return d
+
+
+def _expandable(lo: str, hi: str, limit: int) -> bool:
+    return lo.isdigit() and hi.isdigit() and int(lo) < int(hi) <= int(lo) + limit
 
 
 # ------------------------------------------------------------------------------------------ scanner
@@ -399,6 +405,7 @@ def _to_citations(text: str, groups: list[_Group], known_ids) -> list[Citation]:
             )
             if mem.role == "range_end" and out and out[-1].group == gi:
                 out[-1].range_end = mem.number
+                c.range_start = out[-1].number
             out.append(c)
     # i.V.m.: a chain member without any act takes the act of the next group of its chain
     for i, c in enumerate(out):
