@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets import answers, benchmarks, pl_statutes
+from assets import answers, benchmarks, de_cases, pl_statutes
 from assets.resources import default_resources
 
 
@@ -12,8 +12,8 @@ def build_definitions(resources: dict | None = None) -> dg.Definitions:
     # resources a caller leaves out (e.g. benchmark_config) come from the settings defaults
     resources = {**default_resources(), **resources} if resources else default_resources()
     return dg.Definitions(
-        assets=[*pl_statutes.ASSETS, *benchmarks.ASSETS, *answers.ASSETS],
-        asset_checks=[*pl_statutes.CHECKS, *benchmarks.CHECKS],
+        assets=[*pl_statutes.ASSETS, *benchmarks.ASSETS, *answers.ASSETS, *de_cases.ASSETS],
+        asset_checks=[*pl_statutes.CHECKS, *benchmarks.CHECKS, *de_cases.CHECKS],
         jobs=[pl_statutes.corpus_job, pl_statutes.main_job, benchmarks.benchmark_job, *answers.JOBS],
         schedules=[*benchmarks.SCHEDULES, *answers.SCHEDULES],
         resources=resources,

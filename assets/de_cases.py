@@ -1,0 +1,160 @@
+"""German case law from Open Legal Data as a Dagster asset: ``cases/openlegaldata``.
+
+Thin binding of ``connectors.openlegaldata``: one materialization is one sync pass from the
+persisted cursor (offline by default: the sample files served in-process like the live API; with
+``LEXPIPE_OFFLINE=false`` the live API, politely). The sync itself is crash-safe and idempotent,
+so a failed or killed run is simply materialized again. The metadata is what an operator needs to
+judge a pass: how many cases were new, updated or already stored unchanged, what was quarantined
+and why, pages, seconds, the mode (keyset or date windows, and why auto mode switched) and the
+cursor. The asset check guards the quarantine contract: every refused record carries a reason,
+and no refused record reached the stored cases.
+"""
+
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pyarrow as pa
+
+from assets.resources import CorpusStorage
+from connectors.case_store import CaseStore
+from connectors.openlegaldata import (OldpPaths, OpenLegalDataSettings, SyncReport,
+                                      case_sync_from_settings)
+from lexpipe.settings import get_settings
+
+KEY = ["cases", "openlegaldata"]
+GROUP = "de_cases"
+
+
+class CaseSyncConfig(dg.Config):
+    """Per-run overrides; unset fields come from ``LEXPIPE_*`` / ``LEXPIPE_OLDP_*``."""
+
+    offline: bool | None = None
+    sample_dir: str | None = None
+    sync_mode: str | None = None  # auto | keyset | date_windows
+    max_requests: int | None = None  # stop after this many list requests (resumes next run)
+
+
+def reason_summary(reasons: list[list[str]]) -> list[tuple[str, int]]:
+    """How often each kind of problem occurs: the text before ':' of every reason (the field,
+    or 'not valid JSON' / 'record is not a JSON object'), most frequent first."""
+    counts: Counter[str] = Counter()
+    for rec in reasons:
+        counts.update({r.split(":", 1)[0].strip() for r in rec})
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _md(rows: list[tuple[Any, ...]], header: tuple[str, ...]) -> dg.MarkdownMetadataValue:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
+    return dg.MetadataValue.md("\n".join(lines))
+
+
+def _store(storage: CorpusStorage) -> CaseStore:
+    return CaseStore(OldpPaths(Path(storage.home)).store_root)
+
+
+@dg.asset(key=KEY, group_name=GROUP, kinds={"parquet"},
+          description="Open Legal Data court decisions (de.openlegaldata.io, or the offline "
+                      "sample): incremental, crash-safe sync into the case store, malformed "
+                      "records quarantined with their reasons.")
+def openlegaldata_cases(context: dg.AssetExecutionContext, storage: CorpusStorage,
+                        config: CaseSyncConfig) -> dg.MaterializeResult:
+    updates: dict[str, Any] = {"home": Path(storage.home)}
+    if config.offline is not None:
+        updates["offline"] = config.offline
+    if config.sample_dir:
+        updates["sample_dir"] = Path(config.sample_dir)
+    settings = get_settings().model_copy(update=updates)
+    oldp = OpenLegalDataSettings()
+    if config.sync_mode:
+        oldp = oldp.model_copy(update={"sync_mode": config.sync_mode})
+    sync = case_sync_from_settings(settings, oldp)
+
+    t0 = time.perf_counter()
+    report: SyncReport = sync.sync_cases(max_pages=config.max_requests)
+    seconds = round(time.perf_counter() - t0, 2)
+    if report.mode_switch:
+        context.log.warning(f"keyset contract failed, now in date-window mode: {report.mode_switch}")
+
+    quarantine = sync.store.quarantine()
+    summary = reason_summary(quarantine.column("reasons").to_pylist())
+    cursor = report.cursor
+    cursor_view = {k: v for k, v in vars(cursor).items() if k != "window_keys"}
+    cursor_view["window_keys"] = len(cursor.window_keys)
+    stored = sync.store.cases(columns=["case_id"]).num_rows
+    context.log.info(f"{report.new} new, {report.updated} updated, {report.unchanged} unchanged, "
+                     f"{report.quarantined} quarantined in {len(report.pages)} page(s), {seconds}s")
+    return dg.MaterializeResult(metadata={
+        "source": "offline sample" if settings.offline else sync.api.base_url,
+        "mode": report.mode,
+        "mode_switch": report.mode_switch or "",
+        "complete": report.complete,
+        "new_cases": report.new,
+        "updated_cases": report.updated,
+        "unchanged_cases": report.unchanged,
+        "quarantined_this_run": report.quarantined,
+        "quarantined_total": quarantine.num_rows,
+        "quarantine_reasons": _md(summary, ("problem", "records")),
+        "stored_cases": stored,
+        "pages": len(report.pages),
+        "seconds": seconds,
+        "cursor": dg.MetadataValue.json(json.loads(json.dumps(cursor_view, default=str))),
+    })
+
+
+def quarantine_violations(store: CaseStore) -> tuple[list[str], list[str], list[str]]:
+    """(quarantine ids without a reason, record ids both refused and stored, superseded ids).
+
+    A refused id may legitimately be stored when the provider later sent a valid version: such a
+    case row was fetched *after* the refusal and is a different record (``record_sha256``), and is
+    reported as superseded instead of a violation. The reverse — a valid version stored, a later
+    one refused — is a violation: the store then serves a version the provider no longer has.
+    """
+    quarantine = store.quarantine()
+    no_reason = [q for q, reasons in zip(quarantine.column("quarantine_id").to_pylist(),
+                                         quarantine.column("reasons").to_pylist())
+                 if not reasons or not all(isinstance(r, str) and r.strip() for r in reasons)]
+    refused: dict[str, Any] = {}
+    for rid, kind, at in zip(quarantine.column("record_id").to_pylist(),
+                             quarantine.column("kind").to_pylist(),
+                             quarantine.column("quarantined_at").to_pylist()):
+        if kind == "case" and rid is not None:
+            refused[rid] = max(at, refused.get(rid, at))
+    cases: pa.Table = store.all_case_rows(columns=["case_id", "fetched_at"])
+    first_stored: dict[str, Any] = {}
+    last_stored: dict[str, Any] = {}
+    for cid, fetched in zip(cases.column("case_id").to_pylist(),
+                            cases.column("fetched_at").to_pylist()):
+        key = str(cid)
+        if key in refused:
+            first_stored[key] = min(fetched, first_stored.get(key, fetched))
+            last_stored[key] = max(fetched, last_stored.get(key, fetched))
+    leaked = sorted((rid for rid in first_stored if last_stored[rid] <= refused[rid]), key=int)
+    superseded = sorted((rid for rid in first_stored if last_stored[rid] > refused[rid]), key=int)
+    return no_reason, leaked, superseded
+
+
+@dg.asset_check(asset=openlegaldata_cases, blocking=True,
+                description="Every quarantined record has a reason, and no quarantined record id "
+                            "is among the stored cases (unless a later, valid version replaced it).")
+def quarantine_contract(storage: CorpusStorage) -> dg.AssetCheckResult:
+    no_reason, leaked, superseded = quarantine_violations(_store(storage))
+    problems = []
+    if no_reason:
+        problems.append(f"{len(no_reason)} quarantine row(s) without a reason: {no_reason[:5]}")
+    if leaked:
+        problems.append(f"{len(leaked)} quarantined id(s) among the stored cases: {leaked[:10]}")
+    return dg.AssetCheckResult(
+        passed=not problems,
+        description="; ".join(problems) or "every quarantined record has a reason; none stored",
+        metadata={"without_reason": len(no_reason), "quarantined_and_stored": len(leaked),
+                  "superseded_by_valid_version": len(superseded)})
+
+
+ASSETS = [openlegaldata_cases]
+CHECKS = [quarantine_contract]
