@@ -656,7 +656,7 @@ def test_date_windows_against_a_server_ignoring_the_window_is_refused(
 
 
 @pytest.mark.parametrize("stage", ["landed", "written", "committed"])
-@pytest.mark.parametrize("nth", [1, 3, 5])
+@pytest.mark.parametrize("nth", [1, 5])
 def test_date_windows_crash_after_page_n_then_restart_equals_uninterrupted(
         httpserver: HTTPServer, live: FakeOpenLegalData, tmp_path: Path, stage: str,
         nth: int) -> None:
