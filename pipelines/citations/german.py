@@ -78,6 +78,11 @@ EU_ACT = re.compile(
     r"(?P<eu>(?:(?:[A-ZÄÖÜ][a-zäöü]+n[\s\u00a0]+)?(?:Richtlinie|RL|Verordnung|VO)[\s\u00a0]*(?:\((?:EG|EU|EWG)\)[\s\u00a0]*)?(?:Nr\.[\s\u00a0]*)?)?"
     r"(?P<eunum>\d{2,4}/\d{1,4}/(?:EWG|EG|EU|EGKS|Euratom)|(?<=\)[\s\u00a0])\d{2,4}/\d{1,4}|(?<=\))\d{2,4}/\d{1,4}))(?![\w/])")
 ARTICLE_WORD = re.compile(r"(?P<det>des|der)[\s\u00a0]+")
+# Reporter locators index decisions by norm: "AP Nr. 7 zu Art. 12 GG", "Buchholz 406.11 § 9 BauGB
+# Nr. 74", "SozR 4-2500 § 13 Nr 33". The § there locates a *decision* (part of a case citation), it
+# is not the court applying the norm.
+REPORTER_BEFORE = re.compile(r"(?:\bAP[\s\u00a0]+Nr\.?[\s\u00a0]*\d+(?:[\s\u00a0]*(?:,|und)[\s\u00a0]*\d+)*[\s\u00a0]+zu"
+                             r"|\bBuchholz[\s\u00a0]+\d{3}(?:\.\d+)*|\bSozR[\s\u00a0]+\d[\d\-/]*)[\s\u00a0]*$")
 
 
 # ------------------------------------------------------------------------------------------ model
@@ -332,13 +337,15 @@ def _sign_starts(text: str) -> Iterable[re.Match]:
 
 
 def extract_citations(text: str, *, known_ids: set[str] | frozenset[str] | None = None,
-                      keep_unresolved: bool = False) -> list[Citation]:
+                      keep_unresolved: bool = False, keep_reporter_locators: bool = False) -> list[Citation]:
     """All statute citations in ``text`` in document order, linked (see :func:`link`).
 
     A ``§ 10`` whose act is named nowhere in its list or ``i.V.m.`` chain is dropped unless
     ``keep_unresolved``: in decisions such bare numbers are mostly clauses of contracts
     ("§ 10 des Arbeitsvertrages"), pinpoints into commentaries ("Hueck-Nipperdey, aaO, § 38 II A")
-    or quoted statute text, and even when they are statutory they cannot be linked.
+    or quoted statute text, and even when they are statutory they cannot be linked. Norms inside
+    reporter locators (``AP Nr. 7 zu Art. 12 GG``, ``Buchholz 406.11 § 9 BauGB``) are dropped unless
+    ``keep_reporter_locators``: they are part of a case citation.
     """
     groups: list[_Group] = []
     pos = 0
@@ -357,6 +364,9 @@ def extract_citations(text: str, *, known_ids: set[str] | frozenset[str] | None 
                     pre_act = (m.start() - len(before.group(0)), name, key)
         g = _parse_group(text, m.start(), pre_act)
         if g is None:
+            continue
+        if not keep_reporter_locators and REPORTER_BEFORE.search(text[max(0, g.start - 40):g.start]):
+            pos = g.end
             continue
         ch = CHAIN.match(text, g.end) if groups is not None else None
         if groups and groups[-1].end <= g.start:

@@ -83,8 +83,8 @@ def test_extractor_quality_on_the_real_gold_does_not_regress(refex) -> None:
             continue
         pred = [Span(c.start, c.end, c.text, c.act_key, c.number) for c in nlp(d.text)._.citations]
         sc.add(d.gold, pred)
-    # measured 0.873 / 0.986 (bench/citations.py); a rule change that loses either fails here
-    assert sc.overlap.recall >= 0.97 and sc.overlap.precision >= 0.85
+    # measured 0.923 / 0.986 (bench/citations.py); a rule change that loses either fails here
+    assert sc.overlap.recall >= 0.97 and sc.overlap.precision >= 0.90
     assert sc.target.recall >= 0.88
 
 

@@ -155,3 +155,12 @@ def test_spacy_component_on_a_real_decision(sample_dir: Path, known: frozenset[s
     for ref in clean.refs:
         assert any(c.start < ref.end and ref.start < c.end for c in doc._.citations), clean.text[ref.start:ref.end]
     assert {c.unit_id for c in doc._.citations if c.act_key == "bgb"} >= {"de:bgb:par:800"}
+
+
+def test_norms_inside_reporter_locators_belong_to_the_case_citation() -> None:
+    text = ("(vgl. BAG 3, 321 = AP Nr. 4 zu § 59 HGB; BVerwG 4 NB 43.93 - Buchholz 406.11 § 9 BauGB Nr. 74; "
+            "SozR 4-2500 § 13 Nr 33) und § 74 Abs. 1 HGB")
+    assert [c.text for c in cites(text)] == ["§ 74 Abs. 1 HGB"]
+    kept = cites(text, keep_reporter_locators=True)
+    # the SozR locator names no act, so it is dropped as unresolved either way
+    assert [c.text for c in kept] == ["§ 59 HGB", "§ 9 BauGB", "§ 74 Abs. 1 HGB"]
