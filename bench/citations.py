@@ -59,7 +59,9 @@ def main() -> int:
     print(f"refex: {len(docs)} documents, {len(annotated)} with gold annotations "
           f"({sum(len(d.gold) for d in annotated)} law citations); "
           f"{len(docs) - len(annotated)} without annotations (not scored)")
-    print(f"extraction: {sum(len(v) for v in preds.values())} citations in {secs:.2f} s\n")
+    chars = sum(len(d.text) for d in annotated)
+    print(f"extraction: {sum(len(v) for v in preds.values())} citations in {secs:.2f} s "
+          f"({chars:,} characters, {chars / secs / 1000:.0f} k chars/s, spaCy tokenizer included)\n")
     print("| set | docs | gold | TP | FP | FN | P | R | F1 |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label, subset in (("dev", dev), ("test", test), ("all", annotated)):
