@@ -23,7 +23,7 @@ from typing import Any, Iterable
 
 import pyarrow as pa
 
-from pipelines.case_law.html_text import CLEANER_VERSION, Block, CleanText, clean_legal_html
+from pipelines.case_law.html_text import CLEANER_VERSION, CleanText, clean_legal_html
 from pipelines.case_law.sections import Section, split_sections
 from schemas.arrow import from_rows
 from schemas.cases import CASE_CHUNKS

@@ -368,14 +368,10 @@ def extract_citations(text: str, *, known_ids: set[str] | frozenset[str] | None 
         if not keep_reporter_locators and REPORTER_BEFORE.search(text[max(0, g.start - 40):g.start]):
             pos = g.end
             continue
-        ch = CHAIN.match(text, g.end) if groups is not None else None
-        if groups and groups[-1].end <= g.start:
-            gap = text[groups[-1].end:g.start]
-            if CHAIN.fullmatch(gap):
-                g.relation = "ivm"
+        if groups and groups[-1].end <= g.start and CHAIN.fullmatch(text[groups[-1].end:g.start]):
+            g.relation = "ivm"  # "§ 1908i Abs. 1 i.V.m. § 1846 BGB": one chain
         groups.append(g)
         pos = g.end
-        del ch
     citations = _to_citations(text, groups, known_ids)
     citations.extend(_eu_acts(text, citations))
     if not keep_unresolved:
@@ -400,7 +396,6 @@ def _to_citations(text: str, groups: list[_Group], known_ids) -> list[Citation]:
                 act = (act[0], "list")
         g.act_key = next((m.act_key for m in g.members if m.act_key), None)
         for k, mem in enumerate(g.members):
-            unit = None
             sign = next((x.sign for x in reversed(g.members[:k + 1]) if x.sign), None) or "§"
             unit = "Art" if sign.lower().startswith("art") else "§"
             source = None
