@@ -42,7 +42,7 @@ import pyarrow as pa
 from pipelines.polish_statute_parser import Node
 from schemas.arrow import ACTS, ARTICLES, LEVELS, NODES, from_rows
 
-PARSER_VERSION = "de-1"
+PARSER_VERSION = "de-2"  # de-2: content_hash over normalised text
 
 
 class GermanStatuteError(ValueError):
@@ -394,7 +394,9 @@ def build_units(section: Section, blocks: list[Block]) -> None:
 def finish_section(section: Section) -> None:
     if section.status == "in_force" and not section.text:
         section.status = "pending" if not section.status_note else section.status
-    payload = "\x00".join([section.title, section.text, section.status])
+    # over normalised wording: the two BGB sources print the same text with other quotes/dashes/
+    # spaces, and a version diff must list amendments, not typography
+    payload = "\x00".join([normalize_text(section.title), normalize_text(section.text), section.status])
     section.content_hash = hashlib.sha256(payload.encode()).hexdigest()
 
 

@@ -39,7 +39,7 @@ from pipelines.german_statute_markdown import (
 )
 from pipelines.pdf_lines import PdfReadError
 
-PARSER_VERSION = "de-gii-1"
+PARSER_VERSION = "de-gii-2"  # de-gii-2: content_hash over normalised text
 
 HEADER_RE = re.compile(r"^(Ein Service des Bundesministeriums der Justiz|Justiz\s*\S\s*www\.gesetze-im-internet\.de)")
 FOOTER_RE = re.compile(r"^-\s*Seite\s+\d+\s+von\s+\d+\s*-$")

@@ -1,0 +1,398 @@
+"""German statutes as a published corpus: parse → validate → chunk → diff → publish, per act version.
+
+The German twin of :mod:`pipelines.statute_build` over the same :class:`~pipelines.corpus_store.CorpusStore`
+(``corpus/de/<act>/<version>/``), so search, staleness and the API read German acts like Polish ones.
+
+Sources (read-only, under ``LEXPIPE_SAMPLE_DIR``): the bundestag/gesetze Markdown laws
+``de/gesetze/<slug>.md`` (BGB, GG, HGB, StGB, StPO, ZPO; the text state is the newest amending act
+in the metadata) and the official BGB PDF ``de/pdf/*_bgb_gii_<date>.pdf`` (text state in the file
+name). The BGB therefore has two versions: the Markdown's (~2021-12-21) and the PDF's (2024-11-28);
+:func:`diff_step` between them lists the real amendments (GbR/MoPeG, Vormundschaftsrecht, Stiftungsrecht).
+
+Why a separate content hash for German §§: the two BGB sources print the same wording with other
+quotes, dashes and spaces, so the hash is over :func:`~pipelines.german_statute_markdown.normalize_text`
+(see ``finish_section``) and the diff compares normalised texts; layout never counts as an amendment.
+
+Chunks (:func:`build_german_chunks`) are one per Absatz (a § without Absätze is one chunk), long
+ones packed by sentences, as in the Polish chunker. What is indexed with each chunk is its
+``heading_path``: the structure headings (words only, no "Buch 2 / Titel 5" labels, which every
+§ of that unit shares and which carry no meaning) and the § label and title — e.g.
+``Mietvertrag, Pachtvertrag › … › Kündigung des Vermieters › § 573b Teilkündigung des Vermieters``.
+Titles name the topic a layperson asks about ("Kündigung", "Mietminderung") where the § text
+speaks in legal terms; ``bench/gerlayqa.py --heading-study`` measures the variants.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from lexpipe.layout import Layout
+from pipelines.chunking import article_units, chunk_article
+from pipelines.corpus_store import CorpusStore
+from pipelines.german_statute_markdown import (
+    KNOWN_ACTS, PARSER_VERSION as MARKDOWN_PARSER_VERSION, GermanStatute, GermanStatuteError, acts_table,
+    articles_table, normalize_text, nodes_table, parse_markdown,
+)
+from pipelines.german_statute_pdf import PARSER_VERSION as PDF_PARSER_VERSION, parse_gii_pdf
+from pipelines.validation import ValidationReport, validate_table
+from pipelines.version_diff import diff_versions, word_diff
+from schemas.arrow import ACTS, CHUNKS, from_rows
+from schemas.expectations import articles_suite, chunks_suite, nodes_suite
+
+CHUNKER_VERSION = "de-chunk-1"  # one chunk per Absatz; heading = structure headings + § label and title
+HEADING_MODES = ("headings", "path", "section", "none")
+
+
+class GermanBuildError(RuntimeError):
+    """A German act version could not be built or failed its checks (message names source and reason)."""
+
+
+# ----------------------------------------------------------------------------------------------
+# sources
+
+
+@dataclass(frozen=True)
+class GermanSource:
+    act_id: str  # de:bgb
+    format: str  # markdown | pdf
+    path: Path
+
+    @property
+    def parser_version(self) -> str:
+        return MARKDOWN_PARSER_VERSION if self.format == "markdown" else PDF_PARSER_VERSION
+
+
+def german_sources(sample_dir: Path, acts: tuple[str, ...] | None = None) -> list[GermanSource]:
+    """Every German source of the sample dir: the six Markdown laws and the BGB PDF(s).
+
+    ``acts`` (e.g. ``("de:gg",)``) restricts the list. A missing folder is an error naming it."""
+    sample_dir = Path(sample_dir)
+    md_dir, pdf_dir = sample_dir / "de" / "gesetze", sample_dir / "de" / "pdf"
+    if not md_dir.is_dir():
+        raise GermanBuildError(f"{md_dir}: folder of bundestag/gesetze laws not found")
+    out = [GermanSource(a.act_id, "markdown", md_dir / f"{slug}.md")
+           for slug, a in KNOWN_ACTS.items() if (md_dir / f"{slug}.md").is_file()]
+    if pdf_dir.is_dir():
+        out += [GermanSource(KNOWN_ACTS["bgb"].act_id, "pdf", p) for p in sorted(pdf_dir.glob("*_bgb_gii_*.pdf"))]
+    return [s for s in out if acts is None or s.act_id in acts]
+
+
+def parse_source(source: GermanSource, *, workers: int = 2) -> GermanStatute:
+    act = next(a for a in KNOWN_ACTS.values() if a.act_id == source.act_id)
+    if source.format == "markdown":
+        return parse_markdown(source.path, act=act)
+    if source.format == "pdf":
+        return parse_gii_pdf(source.path, act=act, workers=workers)
+    raise GermanBuildError(f"{source.path}: unknown source format {source.format!r}")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# ----------------------------------------------------------------------------------------------
+# parse
+
+
+@dataclass
+class GermanParseOutcome:
+    act_id: str
+    version: str
+    source: GermanSource
+    directory: Path
+    sections: int
+    seconds: float
+    reused: bool
+    source_sha256: str
+    stats: dict = field(default_factory=dict)
+
+
+def _find_build(store: CorpusStore, act_id: str, key: dict) -> str | None:
+    """A staged or published version of ``act_id`` built from the same source bytes and parser."""
+    act_dir = store.layout.act_dir(act_id)
+    candidates = [p for p in (act_dir / ".staging").glob("*") if p.is_dir()] if (act_dir / ".staging").exists() else []
+    candidates += [act_dir / v for v in store.published_versions(act_id)]
+    for d in candidates:
+        m = store.manifest(d) or _read_json(d / "parse.json")
+        if all(m.get(k) == v for k, v in key.items()) and (d / "articles.parquet").exists():
+            return d.name
+    return None
+
+
+def parse_step(layout: Layout, source: GermanSource, *, workers: int = 2) -> GermanParseOutcome:
+    """Parse one source into articles/nodes/acts in staging, or reuse an identical build."""
+    store = CorpusStore(layout)
+    sha = _sha256(source.path)
+    key = {"source_sha256": sha, "parser_version": source.parser_version}
+    reused = _find_build(store, source.act_id, key)
+    if reused is not None:
+        built = store.built_dir(source.act_id, reused)
+        m = store.manifest(built) or _read_json(built / "parse.json")
+        return GermanParseOutcome(source.act_id, reused, source, built, m.get("stats", {}).get("sections", 0),
+                                  0.0, True, sha, m.get("stats", {}))
+    t0 = time.perf_counter()
+    try:
+        st = parse_source(source, workers=workers)
+    except GermanStatuteError as exc:
+        raise GermanBuildError(f"{source.act_id} from {source.path}: {exc}") from exc
+    seconds = time.perf_counter() - t0
+    version = st.version.isoformat()
+    store.discard_staging(source.act_id, version)  # never mix files of two different sources
+    articles = articles_table(st)
+    store.stage_table(source.act_id, version, "articles", articles)
+    store.stage_table(source.act_id, version, "nodes", nodes_table(st))
+    acts = acts_table(st, source_sha256=sha, source_url=str(source.path))
+    acts = acts.set_column(acts.schema.get_field_index("parser_version"), ACTS.field("parser_version"),
+                           pa.array([source.parser_version], pa.string()))
+    store.stage_table(source.act_id, version, "acts", acts)
+    statuses = articles["status"].to_pylist()
+    stats = {"sections": articles.num_rows, "in_force": statuses.count("in_force"),
+             "repealed": statuses.count("repealed"), "pending": statuses.count("pending"),
+             "structure_units": len(st.structure), "source_format": source.format,
+             "source_file": source.path.name, "pages": st.pages}
+    store.stage_json(source.act_id, version, "parse.json",
+                     {**key, "stats": stats, "parse_seconds": round(seconds, 3)})
+    return GermanParseOutcome(source.act_id, version, source, store.staging(source.act_id, version),
+                              articles.num_rows, seconds, False, sha, stats)
+
+
+# ----------------------------------------------------------------------------------------------
+# validate
+
+
+def validate_step(layout: Layout, *, act_id: str, version: str, tolerance: float = 0.02,
+                  max_tokens: int | None = None) -> dict[str, ValidationReport]:
+    """GX suites on the built version: articles (count within ±tolerance of the previous published
+    version), nodes, and chunks when ``max_tokens`` is given. Never raises; see ``.success``."""
+    store = CorpusStore(layout)
+    prev = store.previous_version(act_id, version)
+    prev_count = store.read(act_id, prev, "articles", published_only=True).num_rows if prev else None
+    reports = {
+        "articles": validate_table(store.read(act_id, version, "articles"),
+                                   articles_suite(prev_count, tolerance, allow_pending=True),
+                                   name=f"articles {act_id} {version}"),
+        "nodes": validate_table(store.read(act_id, version, "nodes"), nodes_suite(), name=f"nodes {act_id} {version}"),
+    }
+    if max_tokens is not None:
+        reports["chunks"] = validate_table(store.read(act_id, version, "chunks"), chunks_suite(1, max_tokens),
+                                           name=f"chunks {act_id} {version}")
+    return reports
+
+
+def require_valid(reports: dict[str, ValidationReport]) -> None:
+    bad = [r for r in reports.values() if not r.success]
+    if bad:
+        raise GermanBuildError("validation failed, not publishing:\n" + "\n".join(r.summary() for r in bad))
+
+
+# ----------------------------------------------------------------------------------------------
+# chunk
+
+
+def _structure_words(entry: dict) -> str:
+    """A path entry's heading without its label ("Mietvertrag, Pachtvertrag" for "Titel 5 …")."""
+    return (entry.get("heading") or "").strip()
+
+
+def chunk_heading(article: dict, mode: str = "headings") -> str:
+    """The context indexed with every chunk of a § (see the module docstring):
+
+    * ``headings`` — structure headings (no labels) › § label and title (the default);
+    * ``path`` — the full ``path_text`` (labels included);
+    * ``section`` — the § label and title only;
+    * ``none`` — the § label only (the number, so a cited § stays findable).
+    """
+    label = article["number_display"] or article["number"]
+    section = f"{label} {article.get('title') or ''}".strip()
+    if mode == "headings":
+        heads = [h for h in (_structure_words(e) for e in (article.get("path") or [])) if h]
+        return " › ".join([*heads, section])
+    if mode == "path":
+        return article["path_text"] or section
+    if mode == "section":
+        return section
+    if mode == "none":
+        return label
+    raise ValueError(f"unknown heading mode {mode!r}; use one of {HEADING_MODES}")
+
+
+def build_german_chunks(articles: pa.Table, *, max_tokens: int, heading: str = "headings") -> pa.Table:
+    """CHUNKS table: one chunk per Absatz (or per § without Absätze; a repealed § is one chunk
+    with its status note, so "(weggefallen)" stays findable), over-long units split at sentences."""
+    rows = []
+    for art in articles.to_pylist():
+        head = chunk_heading(art, heading)
+        units = article_units(art)
+        if art["status"] != "in_force":
+            units = [art["text"] or art.get("status_note") or art["status"]]
+        pieces = [p for unit in units for p in (chunk_article(unit, max_tokens=max_tokens, lang="de") if unit else [])]
+        if not pieces:
+            pieces = [(art.get("status_note") or art["status"], 1)]
+        for i, (text, tokens) in enumerate(pieces):
+            rows.append({
+                "chunk_id": f"{art['id']}#{i}", "article_id": art["id"], "act_id": art["act_id"],
+                "version": art["version"], "chunk_index": i, "chunk_count": len(pieces), "heading_path": head,
+                "text": text, "token_count": max(tokens, 1), "status": art["status"],
+                "content_hash": hashlib.sha256(f"{head}\n{text}".encode()).hexdigest(),
+            })
+    return from_rows(rows, CHUNKS)
+
+
+def chunk_step(layout: Layout, *, act_id: str, version: str, max_tokens: int) -> pa.Table:
+    """Chunks of a built version (reused when chunker, max_tokens and source are unchanged)."""
+    store = CorpusStore(layout)
+    built = store.built_dir(act_id, version)
+    if built is None:
+        raise GermanBuildError(f"{act_id} {version}: nothing built; run the parse step first")
+    parse = store.manifest(built) or _read_json(built / "parse.json")
+    info = _read_json(built / "chunk.json")
+    if (built / "chunks.parquet").exists() and info == {"max_tokens": max_tokens, "chunker": CHUNKER_VERSION,
+                                                       "source_sha256": parse.get("source_sha256")}:
+        return store.read(act_id, version, "chunks")
+    if built == layout.version_dir(act_id, version):
+        store.stage_published_copy(act_id, version)  # re-chunk a published version: publish swaps it whole
+    chunks = build_german_chunks(store.read(act_id, version, "articles"), max_tokens=max_tokens)
+    store.stage_table(act_id, version, "chunks", chunks)
+    store.stage_json(act_id, version, "chunk.json", {"max_tokens": max_tokens, "chunker": CHUNKER_VERSION,
+                                                     "source_sha256": parse.get("source_sha256")})
+    return chunks
+
+
+# ----------------------------------------------------------------------------------------------
+# diff
+
+
+def normalised_articles(articles: pa.Table) -> pa.Table:
+    """ARTICLES with normalised text (one kind of quote/dash/space): what the German diff compares."""
+    texts = [normalize_text(t) if t else t for t in articles["text"].to_pylist()]
+    return articles.set_column(articles.schema.get_field_index("text"), articles.schema.field("text"),
+                               pa.array(texts, pa.string()))
+
+
+@dataclass
+class GermanDiff:
+    act_id: str
+    from_version: str
+    to_version: str
+    table: pa.Table  # schemas.arrow.DIFF
+
+    def counts(self) -> dict[str, int]:
+        changes = self.table["change"].to_pylist()
+        return {k: changes.count(k) for k in ("added", "changed", "repealed", "removed")}
+
+    def summary(self) -> str:
+        c = self.counts()
+        return (f"{self.act_id} {self.from_version} → {self.to_version}: {c['added']} §§ added, "
+                f"{c['changed']} changed, {c['repealed']} repealed, {c['removed']} removed without trace")
+
+    def markdown(self) -> str:
+        rows = self.table.to_pylist()
+        lines = [f"# {self.summary()}", "",
+                 "Texts compared after normalising quotes, dashes and spaces (the two sources print them "
+                 "differently); `removed`: the § is not printed at all in the newer text state.", ""]
+        for kind in ("added", "repealed", "removed", "changed"):
+            sel = [r for r in rows if r["change"] == kind]
+            if sel:
+                lines += [f"## {kind} ({len(sel)})", ""]
+                for r in sel:
+                    lines += [f"### § {r['number']}", "", r["unified_diff"] or "(no text)", ""]
+        return "\n".join(lines)
+
+
+def diff_german(old: pa.Table, new: pa.Table) -> pa.Table:
+    """DIFF of two German ARTICLES tables; ``changed`` means the normalised wording, title or status
+    changed (content hashes are over normalised text, so equal wording never shows up)."""
+    diff = diff_versions(normalised_articles(old), normalised_articles(new))
+    # a (weggefallen) § whose title disappeared has the same "(weggefallen)" text: keep the repeal
+    # but give every change a word diff of what a reader sees (title + text)
+    old_rows = {r["id"]: r for r in old.to_pylist()}
+    new_rows = {r["id"]: r for r in new.to_pylist()}
+
+    def shown(r: dict | None) -> str:
+        return normalize_text(f"[{r.get('title') or ''}] {r['text'] or r.get('status_note') or ''}") if r else ""
+
+    wd = [word_diff(shown(old_rows.get(a)), shown(new_rows.get(a))) for a in diff["article_id"].to_pylist()]
+    return diff.set_column(diff.schema.get_field_index("unified_diff"), diff.schema.field("unified_diff"),
+                           pa.array(wd, pa.string()))
+
+
+def diff_step(layout: Layout, *, act_id: str, version: str) -> GermanDiff | None:
+    """Diff against the newest published older version (None for the first), staged beside it."""
+    store = CorpusStore(layout)
+    prev = store.previous_version(act_id, version)
+    if prev is None:
+        return None
+    diff = GermanDiff(act_id, prev, version, diff_german(store.read(act_id, prev, "articles", published_only=True),
+                                                         store.read(act_id, version, "articles")))
+    if store.built_dir(act_id, version) == layout.staging_dir(act_id, version):
+        store.stage_table(act_id, version, f"diff_from_{prev}", diff.table, "diff")
+        store.stage_file(act_id, version, f"diff_from_{prev}.md", diff.markdown())
+    return diff
+
+
+# ----------------------------------------------------------------------------------------------
+# publish and the whole build
+
+
+def publish_step(layout: Layout, *, act_id: str, version: str) -> Path:
+    store = CorpusStore(layout)
+    staging = layout.staging_dir(act_id, version)
+    parse = _read_json(staging / "parse.json") or store.manifest(layout.version_dir(act_id, version))
+    manifest = {**{k: parse.get(k) for k in ("source_sha256", "parser_version", "stats", "parse_seconds")},
+                "act_id": act_id, "version": version, "chunker": CHUNKER_VERSION,
+                "published_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "files": sorted(p.name for p in staging.iterdir()) if staging.exists() else None}
+    return store.publish(act_id, version, manifest)
+
+
+@dataclass
+class GermanBuildResult:
+    act_id: str
+    version: str
+    source: GermanSource
+    reused: bool
+    sections: int
+    chunks: int
+    diff: GermanDiff | None
+    seconds: float
+    path: Path
+
+
+def build_version(layout: Layout, source: GermanSource, *, max_tokens: int = 256, tolerance: float = 0.02,
+                  workers: int = 2) -> GermanBuildResult:
+    """One source → one published version: parse, chunk, validate (blocking), diff, publish."""
+    t0 = time.perf_counter()
+    parsed = parse_step(layout, source, workers=workers)
+    chunks = chunk_step(layout, act_id=source.act_id, version=parsed.version, max_tokens=max_tokens)
+    require_valid(validate_step(layout, act_id=source.act_id, version=parsed.version, tolerance=tolerance,
+                                max_tokens=max_tokens))
+    diff = diff_step(layout, act_id=source.act_id, version=parsed.version)
+    path = publish_step(layout, act_id=source.act_id, version=parsed.version)
+    return GermanBuildResult(source.act_id, parsed.version, source, parsed.reused, parsed.sections,
+                             chunks.num_rows, diff, time.perf_counter() - t0, path)
+
+
+def build_all(layout: Layout, sample_dir: Path, *, acts: tuple[str, ...] | None = None, max_tokens: int = 256,
+              tolerance: float = 0.02, workers: int = 2) -> list[GermanBuildResult]:
+    """Every German source, older text states first, so each act's diff runs against its predecessor."""
+    parsed = []
+    for src in german_sources(sample_dir, acts):
+        parsed.append((parse_step(layout, src, workers=workers).version, src))
+    return [build_version(layout, src, max_tokens=max_tokens, tolerance=tolerance, workers=workers)
+            for _, src in sorted(parsed, key=lambda p: (p[1].act_id, p[0]))]
+
+
+def _read_json(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
