@@ -20,7 +20,7 @@ from typing import Any
 import dagster as dg
 import pyarrow as pa
 
-from assets.resources import CorpusStorage
+from assets.resources import CorpusStorage, ParseConfig, SearchConfig
 from connectors.case_store import CaseStore
 from connectors.openlegaldata import (OldpPaths, OpenLegalDataSettings, SyncReport,
                                       case_sync_from_settings)
@@ -156,5 +156,96 @@ def quarantine_contract(storage: CorpusStorage) -> dg.AssetCheckResult:
                   "superseded_by_valid_version": len(superseded)})
 
 
-ASSETS = [openlegaldata_cases]
-CHECKS = [quarantine_contract]
+@dg.asset(key=["cases", "chunks"], deps=[openlegaldata_cases], group_name=GROUP, kinds={"parquet"},
+          description="Decisions cleaned from Legal HTML, split into their sections (Tenor, Tatbestand, "
+                      "Entscheidungsgründe, …) and token-bounded chunks with court/date/file-number "
+                      "metadata; staged until the case-chunks suite passes.")
+def case_chunks(context: dg.AssetExecutionContext, storage: CorpusStorage,
+                parse_config: ParseConfig) -> dg.MaterializeResult:
+    from pipelines.case_law.case_build import chunk_cases_step
+
+    out = chunk_cases_step(storage.layout, max_tokens=parse_config.chunk_max_tokens)
+    for r in out.rejected:
+        context.log.warning(f"case {r['source']}:{r['case_id']} not chunked: {'; '.join(r['reasons'])}")
+    context.log.info(f"{out.cases} cases → {out.chunks} chunks in {out.seconds}s (staged)")
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": out.chunks, "cases": out.cases, "chunks": out.chunks,
+        "rejected_cases": len(out.rejected), "seconds": out.seconds, "staged": str(out.path),
+        "chunks_per_section": _md(sorted(out.sections.items(), key=lambda kv: -kv[1]), ("section", "chunks")),
+        "rejected": _md([(r["case_id"], "; ".join(r["reasons"])) for r in out.rejected], ("case", "reason")),
+    })
+
+
+@dg.asset_check(asset=case_chunks, blocking=True,
+                description="Great Expectations case-chunks suite on the staged chunks: unique ids, "
+                            "required metadata, known sections, no markup left, token bounds, and every "
+                            "chunk's text equal to its span of the cleaned decision.")
+def case_chunks_valid(storage: CorpusStorage, parse_config: ParseConfig) -> dg.AssetCheckResult:
+    from pipelines.case_law.case_build import read_staged
+    from pipelines.case_law.chunks import validate_case_chunks
+
+    report = validate_case_chunks(read_staged(storage.layout), max_tokens=parse_config.chunk_max_tokens)
+    failed = [(f.expectation, f.column or "", f"{f.reason} ({f.unexpected_count} rows; e.g. "
+               f"{', '.join(f.examples[:3])})") for f in report.failed]
+    return dg.AssetCheckResult(
+        passed=report.success,
+        description="all expectations met" if report.success else f"{len(failed)} expectation(s) failed",
+        metadata={"evaluated_expectations": report.evaluated, "failed_expectations": len(failed),
+                  "rows": report.row_count, "seconds": round(report.duration_s, 2),
+                  "failures": _md(failed, ("expectation", "column", "details"))})
+
+
+@dg.asset(key=["cases", "search_index"], deps=[case_chunks], group_name=GROUP,
+          kinds={"lancedb", "elasticsearch"}, pool="index",
+          description="The decisions as search collection de:cases (same hybrid search as statutes): "
+                      "validated chunks promoted, embedded (cache-aware) and loaded; serving switches "
+                      "atomically after the load's count check.")
+def case_search_index(context: dg.AssetExecutionContext, storage: CorpusStorage,
+                      search_config: SearchConfig) -> dg.MaterializeResult:
+    from pipelines.case_law.case_build import case_store, court_names, promote_staged, read_current
+    from pipelines.retrieval.case_index import CASES_ACT, case_index_step
+    from pipelines.retrieval.encoders import get_encoder
+
+    promote_staged(storage.layout)
+    encoder = get_encoder(search_config.encoder)
+    backend = search_config.open_backend(storage.layout, act_id=CASES_ACT, encoder=encoder)
+    report = case_index_step(storage.layout, read_current(storage.layout),
+                             courts=court_names(case_store(storage.layout)), backend=backend, encoder=encoder)
+    context.log.info(f"{CASES_ACT} {report.version}: {report.documents} chunks indexed, {report.embedded} "
+                     f"embedded, {report.cached} from cache; serving via {report.alias}")
+    return dg.MaterializeResult(metadata={
+        "version": report.version, "dagster/row_count": report.documents, "documents": report.documents,
+        "embedded_chunks": report.embedded, "cached_embeddings": report.cached,
+        "embed_seconds": round(report.embed_seconds, 1), "build_seconds": round(report.build_seconds, 2),
+        "encoder": encoder.id, "backend": report.backend, "table": report.table, "alias": report.alias,
+        "serving_version": backend.serving_version(CASES_ACT) or "none"})
+
+
+@dg.asset(key=["cases", "citation_counts"], deps=[openlegaldata_cases], group_name=GROUP, kinds={"parquet"},
+          description="How often each § / Art. is cited across the decisions (spaCy rule-based citation "
+                      "extraction linked to statute unit ids): a prior for retrieval and a view of what "
+                      "the courts apply.")
+def case_citation_counts(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.MaterializeResult:
+    from pipelines.case_law.case_build import case_store, chunks_root, write_parquet
+    from pipelines.citations.counts import citation_counts
+
+    t0 = time.perf_counter()
+    table = citation_counts(case_store(storage.layout).cases())
+    path = chunks_root(storage.layout).parent / "citation_counts.parquet"
+    write_parquet(path, table)
+    top = table.slice(0, 15).select(["unit_id", "citations", "cases"]).to_pylist()
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": table.num_rows, "cited_units": table.num_rows,
+        "citations": int(sum(table["citations"].to_pylist())),
+        "in_corpus_units": int(sum(table["in_corpus"].to_pylist())),
+        "seconds": round(time.perf_counter() - t0, 2), "path": str(path),
+        "most_cited": _md([(r["unit_id"], r["citations"], r["cases"]) for r in top], ("unit", "citations", "cases"))})
+
+
+ASSETS = [openlegaldata_cases, case_chunks, case_search_index, case_citation_counts]
+# one sync pass through to the served collection; a failed case_chunks_valid stops before the index
+cases_job = dg.define_asset_job("cases_refresh", selection=dg.AssetSelection.groups(GROUP),
+                                description="Open Legal Data sync → chunks (validated) → de:cases index, "
+                                            "and the citation counts.")
+JOBS = [cases_job]
+CHECKS = [quarantine_contract, case_chunks_valid]

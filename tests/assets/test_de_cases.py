@@ -105,3 +105,75 @@ def test_reason_summary_counts_each_problem_once_per_record() -> None:
     assert de_cases.reason_summary([["content: empty"], ["id: null", "content: missing"],
                                     ["not valid JSON: Invalid \\escape: line 1"]]) == [
         ("content", 2), ("id", 1), ("not valid JSON", 1)]
+
+
+def _materialize_all(home: Path, sample: Path) -> dg.ExecuteInProcessResult:
+    from assets.resources import ParseConfig, SearchConfig
+
+    return dg.materialize(
+        [*de_cases.ASSETS, *de_cases.CHECKS],
+        resources={"storage": CorpusStorage(home=str(home)), "parse_config": ParseConfig(chunk_max_tokens=256),
+                   "search_config": SearchConfig(encoder="hashing")},
+        run_config={"ops": {"cases__openlegaldata": {"config": {"offline": True, "sample_dir": str(sample)}}}},
+        instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+
+
+def _md_of(result: dg.ExecuteInProcessResult, node: str) -> dict:
+    [mat] = result.asset_materializations_for_node(node)
+    return {k: v.value for k, v in mat.metadata.items()}
+
+
+def test_sync_chunk_validate_index_and_count(tmp_path: Path, oldp_sample: Path) -> None:
+    """The whole case-law chain offline: decisions reach the de:cases collection only through the
+    chunk check, and the served collection finds a decision by its subject."""
+    from lexpipe.layout import Layout
+    from pipelines.retrieval.case_index import CASES_ACT
+    from pipelines.retrieval.encoders import get_encoder
+    from pipelines.retrieval.index_build import open_embedded_backend
+    from pipelines.retrieval.interface import Filters, SearchRequest
+
+    home = tmp_path / "home"
+    result = _materialize_all(home, oldp_sample)
+    assert result.success
+    chunks = _md_of(result, "cases__chunks")
+    assert chunks["cases"] == len(VALID_IDS) and chunks["chunks"] > len(VALID_IDS) and chunks["rejected_cases"] == 0
+    checks = {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data.passed
+              for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+    assert checks == {"quarantine_contract": True, "case_chunks_valid": True}
+    index = _md_of(result, "cases__search_index")
+    assert index["documents"] == chunks["chunks"] and index["serving_version"] == index["version"]
+    counts = _md_of(result, "cases__citation_counts")
+    assert counts["citations"] > 0 and "de:stpo:par:349" in counts["most_cited"]  # 4 StR 328/17 cites § 349 StPO
+    backend = open_embedded_backend(Layout(home), encoder=get_encoder("hashing"), lang="de", rerank=False)
+    hits = backend.search(SearchRequest("Anhörungsrüge Verletzung rechtlichen Gehörs Revision", k=3,
+                                        retriever="bm25", filters=Filters(act_ids=(CASES_ACT,))))
+    assert hits[0].article_id == "de:case:bgh-2018-04-10-4-str-32817"
+
+
+def test_invalid_chunks_block_the_index_and_keep_the_served_collection(tmp_path: Path, oldp_sample: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipelines.case_law import case_build
+    from pipelines.retrieval.case_index import CASES_ACT
+
+    home = tmp_path / "home"
+    assert _materialize_all(home, oldp_sample).success
+    served = (home / "caselaw" / "de" / "chunks" / "current" / "case_chunks.parquet").read_bytes()
+    real = case_build.build_case_chunks
+
+    def broken(cases, **kw):  # markup left in the text: what a cleaner regression would produce
+        out = real(cases, **kw)
+        text = out.chunks["text"].to_pylist()
+        text[0] = "<div class='x'>" + text[0]
+        out.chunks = out.chunks.set_column(out.chunks.schema.get_field_index("text"), "text",
+                                           __import__("pyarrow").array(text))
+        return out
+
+    monkeypatch.setattr(case_build, "build_case_chunks", broken)
+    result = _materialize_all(home, oldp_sample)
+    checks = {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data.passed
+              for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+    assert checks["case_chunks_valid"] is False
+    assert not result.asset_materializations_for_node("cases__search_index")  # blocked by the check
+    assert (home / "caselaw" / "de" / "chunks" / "current" / "case_chunks.parquet").read_bytes() == served
+    state = (home / "index" / "embedded" / "serving").glob("*.json")
+    assert any(CASES_ACT.replace(":", "_") in p.name or "cases" in p.name for p in state)
