@@ -254,7 +254,9 @@ class EmbeddedBackend:
         with self._lock:
             if table not in self._gaius:
                 self._gaius[table] = GaiusRetriever(self._table(table).to_arrow())
-        return self._gaius[table].search(SearchRequest(strip_boilerplate(query), k, "gaius", filters))
+        # the lead-in stripper knows Polish exam lead-ins only; other languages get the query as is
+        query = strip_boilerplate(query) if getattr(self.analyzer, "lang", "pl") == "pl" else query
+        return self._gaius[table].search(SearchRequest(query, k, "gaius", filters))
 
     def lexical_stats(self, table: str) -> LexicalStats:
         """Analysed tokens and IDF of a table's chunks, for the reranker's overlap features."""

