@@ -215,6 +215,83 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prefect(args: argparse.Namespace) -> int:
+    """The same steps as Prefect flows, against Prefect's local ephemeral server (offline, quiet)."""
+    from rich.table import Table
+
+    # importing the module first sets Prefect's offline/quiet environment, then imports prefect
+    from lexpipe import prefect_flows as pf
+
+    console = _console()
+    home = str(Path(args.home).resolve()) if args.home else None
+    if args.flow == "refresh":
+        state = pf.corpus_refresh(versions=args.versions or None, home=home, index_versions=not args.no_index,
+                                  return_state=True)
+        outcome = state.result(raise_on_failure=False)
+        report = outcome.report if isinstance(outcome, pf.RefreshFailed) else outcome
+        if not isinstance(report, pf.RefreshReport):
+            console.print(f"[red]prefect refresh failed:[/] {outcome}")
+            return 1
+        table = Table(title="pl:kc corpus refresh (Prefect)")
+        for col in ("version", "result", "sha256", "articles", "parse", "chunks", "diff vs previous", "indexed"):
+            table.add_column(col)
+        for v in report.versions:
+            diff = "-" if v.diff is None else (f"{v.diff.previous_version or 'first'}: " + (", ".join(
+                f"{n} {k}" for k, n in v.diff.counts.items() if n) or "no change"))
+            parse = "-" if v.articles is None else ("cached" if v.parse_cached else
+                                                    "reused build" if v.parse_reused else "parsed")
+            table.add_row(v.version, v.status if not v.error else f"{v.status}: {v.error}"[:160],
+                          (v.sha256 or "-")[:12], str(v.articles or "-"), parse, str(v.chunks or "-"), diff,
+                          str(v.indexed if v.indexed is not None else "-"))
+        console.print(table)
+        console.print(f"serving: pl:kc {report.serving or 'nothing'}; published: {', '.join(report.published) or 'none'}")
+        if isinstance(outcome, pf.RefreshFailed):
+            console.print(f"[red]FAILED:[/] {outcome}")
+        return 0 if state.is_completed() else 1
+    version = args.versions[-1] if args.versions else None
+    if args.flow == "benchmark":
+        state = pf.benchmark(version=version, home=home, max_questions=args.eval_max_questions,
+                             evaluate=not args.no_eval, return_state=True)
+        report = state.result(raise_on_failure=False)
+        if not state.is_completed():
+            console.print(f"[red]prefect benchmark failed:[/] {report}")
+            return 1
+        q = report.questions
+        console.print(f"questions: {q.rows} ({q.refs_in_corpus} gold refs in the corpus)"
+                      f"{' — from the cache' if report.questions_cached else ''}")
+        s = report.staleness
+        console.print(f"staleness pl:kc {s.version} vs {s.previous_version or 'none'}: {s.stale_questions} questions "
+                      f"stale, {s.flagged_refs} refs flagged ({', '.join(f'{n} {k}' for k, n in s.by_reason.items()) or 'none'})")
+        if report.evaluation is not None:
+            from pipelines.benchmarks.retrieval_eval import METRICS
+
+            e = report.evaluation
+            t = Table(title=f"retrieval evaluation, pl:kc {e.version} (encoder {e.encoder}, {e.question_set})")
+            for col in ("benchmark", "retriever", "query", "n", "skipped stale", "R@1", "R@5", "R@10", "R@50",
+                        "MRR", "NDCG@5"):
+                t.add_column(col)
+            for row in e.rows:
+                t.add_row(row["benchmark"], row["retriever"], row["query_style"], str(row["n"]),
+                          str(row["skipped_stale"]), *("-" if row[m] is None else f"{row[m]:.3f}" for m in METRICS))
+            console.print(t)
+            console.print(("" if report.regression_passed else "[yellow]regression:[/] ") + (report.regression or ""))
+            console.print(f"history: {e.path}  plot: {e.plot_path}")
+        return 0
+    state = pf.answers(version=version, home=home, max_questions=args.max_questions or 0, return_state=True)
+    run = state.result(raise_on_failure=False)
+    if not state.is_completed():
+        console.print(f"[red]prefect answers failed:[/] {run}")
+        return 1
+    t = Table(title=f"answers, pl:kc {run.version} ({run.run_id}, {run.answerer})")
+    for col in ("questions", "n", "answer", "context", "joint", "failed"):
+        t.add_column(col)
+    for group, v in run.scores.items():
+        t.add_row(group, str(v["n"]), f"{v['answer']:.3f}", f"{v['context']:.3f}", f"{v['joint']:.3f}", str(v["failed"]))
+    console.print(t)
+    console.print(f"{run.stale_skipped} stale questions skipped; {run.path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lexpipe", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -251,6 +328,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_serve)
+    p = sub.add_parser("prefect", help="the corpus refresh, benchmark or answer job as a Prefect flow "
+                                       "(local ephemeral server, offline)")
+    p.add_argument("flow", choices=["refresh", "benchmark", "answers"])
+    p.add_argument("--versions", nargs="+", help="refresh: these text-state versions (default: every version "
+                                                 "the source offers); benchmark/answers: this version "
+                                                 "(default: the serving one)")
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.add_argument("--no-index", action="store_true", help="refresh: publish without indexing")
+    p.add_argument("--no-eval", action="store_true", help="benchmark: staleness only, no retrieval evaluation")
+    p.add_argument("--eval-max-questions", type=int, default=None,
+                   help="benchmark: evaluate a stable sample of this many questions")
+    p.add_argument("--max-questions", type=int, default=0, help="answers: a stable sample of this many questions")
+    p.set_defaults(func=cmd_prefect)
     args = parser.parse_args(argv)
     return args.func(args)
 
