@@ -236,8 +236,9 @@ def cmd_prefect(args: argparse.Namespace) -> int:
         for col in ("version", "result", "sha256", "articles", "parse", "chunks", "diff vs previous", "indexed"):
             table.add_column(col)
         for v in report.versions:
-            diff = "-" if v.diff is None else (f"{v.diff.previous_version or 'first'}: " + (", ".join(
-                f"{n} {k}" for k, n in v.diff.counts.items() if n) or "no change"))
+            diff = "-" if v.diff is None else "first version" if v.diff.previous_version is None else (
+                f"{v.diff.previous_version}: " + (", ".join(f"{n} {k}" for k, n in v.diff.counts.items() if n)
+                                                  or "no change"))
             parse = "-" if v.articles is None else ("cached" if v.parse_cached else
                                                     "reused build" if v.parse_reused else "parsed")
             table.add_row(v.version, v.status if not v.error else f"{v.status}: {v.error}"[:160],
