@@ -3,10 +3,16 @@
 Thin bindings only: the work happens in ``pipelines.statute_build``. Each consolidated text is a
 partition (its text-state date) of a dynamic partitions definition. The blocking GX checks on
 articles and chunks stop ``published`` from running, so a bad parse is never served.
+
+Every asset reports what an operator needs on its page in the UI: the version, row counts, the
+diff summary, validation results and seconds spent; ``published`` gathers them for the version it
+promotes, together with the source change date the ELI API gave for it (also written as
+``source.json`` beside the manifest). The ELI source itself is the external asset
+``sources/pl_kc_eli``, observed by the ``source_watch`` sensor (``assets/sensors.py``).
 """
 
-
-
+import json
+import time
 import warnings
 
 import dagster as dg
@@ -16,7 +22,7 @@ import dagster as dg
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
 
 from assets.resources import CorpusStorage, EliApi, ParseConfig, SearchConfig
-from connectors.eli import download_act, eli_for_act
+from connectors.eli import EliError, EliSource, SampleEliSource, download_act, eli_for_act
 from pipelines.corpus_store import CorpusStore
 from pipelines.statute_build import chunk_step, diff_step, parse_step, publish_step
 from pipelines.validation import validate_table
@@ -26,6 +32,8 @@ ACT_ID = "pl:kc"
 PREFIX = ["pl", "kc"]
 GROUP = "pl_statutes"
 versions = dg.DynamicPartitionsDefinition(name="pl_kc_versions")
+SOURCE_KEY = dg.AssetKey(["sources", "pl_kc_eli"])  # the ELI act, observed by the source_watch sensor
+CHANGE_DATE_TAG = "lexpipe/source_change_date"  # set by the sensor on the runs it requests
 
 
 def _preview(table, columns: list[str], n: int = 8) -> dg.MarkdownMetadataValue:
@@ -36,16 +44,49 @@ def _preview(table, columns: list[str], n: int = 8) -> dg.MarkdownMetadataValue:
     return dg.MetadataValue.md(head + body)
 
 
-@dg.asset(key=PREFIX + ["raw_pdf"], partitions_def=versions, group_name=GROUP, kinds={"pdf"},
+def _source_change_date(context: dg.AssetExecutionContext, source: EliSource, version: str) -> str | None:
+    """The ELI ``changeDate`` of this version: from the sensor's run tag, else asked of the source
+    (the live API only knows its current version; an older one gets None, never a wrong date)."""
+    tagged = context.run.tags.get(CHANGE_DATE_TAG)
+    if tagged:
+        return tagged
+    try:
+        meta = (source.metadata(eli_for_act(ACT_ID), version) if isinstance(source, SampleEliSource)
+                else source.metadata(eli_for_act(ACT_ID)))
+    except (EliError, KeyError) as exc:
+        context.log.warning(f"{ACT_ID} {version}: no change date from the source ({exc})")
+        return None
+    return meta.change_date if meta.version == version else None
+
+
+def _timestamp_from_iso(value: str | None) -> float | None:
+    import datetime as dt
+
+    if not value:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)).timestamp()
+
+
+@dg.asset(key=PREFIX + ["raw_pdf"], deps=[SOURCE_KEY], partitions_def=versions, group_name=GROUP, kinds={"pdf"},
           description="The ISAP unified-text PDF of the Civil Code, landed in the immutable raw zone.")
 def raw_pdf(context: dg.AssetExecutionContext, storage: CorpusStorage, eli: EliApi) -> dg.MaterializeResult:
     version = context.partition_key
-    landed = download_act(eli.source(storage.layout.raw), storage.landing(), eli_for_act(ACT_ID), ACT_ID, version)
+    t0 = time.perf_counter()
+    source = eli.source(storage.layout.raw)
+    landed = download_act(source, storage.landing(), eli_for_act(ACT_ID), ACT_ID, version)
+    change_date = _source_change_date(context, source, version)
     context.log.info(f"{ACT_ID} {version}: {'landed' if landed.created else 'already landed'} "
-                     f"{landed.sha256[:12]} ({landed.size:,} bytes) from {landed.source_url}")
+                     f"{landed.sha256[:12]} ({landed.size:,} bytes) from {landed.source_url}; "
+                     f"source change date {change_date or 'unknown'}")
     return dg.MaterializeResult(metadata={
+        "version": version, "source_change_date": change_date or "unknown",
         "sha256": landed.sha256, "bytes": landed.size, "source_url": landed.source_url,
-        "new_file": landed.created, "path": dg.MetadataValue.path(str(landed.path))})
+        "new_file": landed.created, "seconds": round(time.perf_counter() - t0, 2),
+        "path": dg.MetadataValue.path(str(landed.path))})
 
 
 @dg.asset(key=PREFIX + ["articles"], deps=[raw_pdf], partitions_def=versions, group_name=GROUP,
@@ -63,6 +104,7 @@ def articles(context: dg.AssetExecutionContext, storage: CorpusStorage,
     context.log.info(f"{ACT_ID} {version}: {out.article_count} articles from {out.pages} pages "
                      f"in {out.seconds:.1f}s{' (reused, no parsing)' if out.reused else ''}")
     return dg.MaterializeResult(metadata={
+        "version": version, "source_sha256": out.source_sha256,
         "article_count": out.article_count, "pages": out.pages, "parse_seconds": round(out.seconds, 2),
         "reused_previous_parse": out.reused, **{f"count_{k}": v for k, v in out.stats.items() if k not in ("articles", "pages")},
         "dagster/row_count": out.article_count,
@@ -82,17 +124,19 @@ def articles_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorag
                             articles_suite(prev_count, parse_config.article_count_tolerance), name="articles")
     context.log.info(report.summary())
     return dg.AssetCheckResult(passed=report.success, description=report.summary(),
-                               metadata={**report.to_metadata(), "previous_version": prev or "none"})
+                               metadata={**report.to_metadata(), "version": version, "previous_version": prev or "none"})
 
 
 @dg.asset(key=PREFIX + ["chunks"], deps=[articles], partitions_def=versions, group_name=GROUP,
           kinds={"parquet", "spacy"}, description="Retrieval chunks: whole articles, long ones split at sentences.")
 def chunks(context: dg.AssetExecutionContext, storage: CorpusStorage, parse_config: ParseConfig) -> dg.MaterializeResult:
+    t0 = time.perf_counter()
     table = chunk_step(storage.layout, act_id=ACT_ID, version=context.partition_key,
                        max_tokens=parse_config.chunk_max_tokens)
     tokens = table["token_count"].to_pylist()
     context.log.info(f"{ACT_ID} {context.partition_key}: {table.num_rows} chunks, max {max(tokens)} tokens")
     return dg.MaterializeResult(metadata={
+        "version": context.partition_key, "seconds": round(time.perf_counter() - t0, 2),
         "dagster/row_count": table.num_rows, "max_tokens": max(tokens), "mean_tokens": round(sum(tokens) / len(tokens), 1),
         "split_articles": sum(c > 1 for c in table["chunk_count"].to_pylist()) // 1,
         "preview": _preview(table, ["chunk_id", "token_count", "heading_path", "text"])})
@@ -105,18 +149,28 @@ def chunks_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
     table = CorpusStore(storage.layout).read(ACT_ID, context.partition_key, "chunks")
     report = validate_table(table, chunks_suite(1, parse_config.chunk_max_tokens), name="chunks")
     context.log.info(report.summary())
-    return dg.AssetCheckResult(passed=report.success, description=report.summary(), metadata=report.to_metadata())
+    return dg.AssetCheckResult(passed=report.success, description=report.summary(),
+                               metadata={**report.to_metadata(), "version": context.partition_key})
+
+
+def _diff_counts(table) -> dict[str, int]:
+    changes = table["change"].to_pylist()
+    return {k: changes.count(k) for k in ("added", "changed", "repealed", "removed", "editorial")}
 
 
 @dg.asset(key=PREFIX + ["diff"], deps=[articles], partitions_def=versions, group_name=GROUP, kinds={"parquet"},
           description="Articles added, changed, repealed or removed since the previous published version.")
 def diff(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.MaterializeResult:
+    t0 = time.perf_counter()
     prev, table, md = diff_step(storage.layout, act_id=ACT_ID, version=context.partition_key)
+    seconds = round(time.perf_counter() - t0, 2)
     if table is None:
-        return dg.MaterializeResult(metadata={"previous_version": "none", "summary": md})
-    counts = {k: table["change"].to_pylist().count(k) for k in ("added", "changed", "repealed", "removed", "editorial")}
+        return dg.MaterializeResult(metadata={"version": context.partition_key, "previous_version": "none",
+                                              "summary": md, "dagster/row_count": 0, "seconds": seconds})
+    counts = _diff_counts(table)
     context.log.info(f"{ACT_ID} {prev} → {context.partition_key}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     return dg.MaterializeResult(metadata={
+        "version": context.partition_key, "seconds": seconds,
         "previous_version": prev, **{f"{k}_articles": v for k, v in counts.items()},
         "dagster/row_count": table.num_rows, "summary": dg.MetadataValue.md(md[:20000])})
 
@@ -124,17 +178,78 @@ def diff(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.Materi
 @dg.asset(key=PREFIX + ["published"], deps=[articles, chunks, diff], partitions_def=versions, group_name=GROUP,
           description="Promotes the validated version and points current.json at the newest version.")
 def published(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.MaterializeResult:
-    target = publish_step(storage.layout, act_id=ACT_ID, version=context.partition_key)
+    version = context.partition_key
+    t0 = time.perf_counter()
     store = CorpusStore(storage.layout)
-    context.log.info(f"{ACT_ID} {context.partition_key} published; serving {store.current_version(ACT_ID)}")
+    source = _source_record(context, version)
+    staging = storage.layout.staging_dir(ACT_ID, version)
+    if (staging / "articles.parquet").exists():  # something to promote: it carries its provenance
+        store.stage_json(ACT_ID, version, "source.json", source)
+    target = publish_step(storage.layout, act_id=ACT_ID, version=version)
+    recorded = json.loads((target / "source.json").read_text()) if (target / "source.json").exists() else source
+    manifest = store.manifest(target)
+    stats = manifest.get("stats") or {}
+    chunk_rows = store.read(ACT_ID, version, "chunks", published_only=True).num_rows
+    prev = store.previous_version(ACT_ID, version)
+    diff_file = target / f"diff_from_{prev}.parquet" if prev else None
+    diff_counts = _diff_counts(store.read(ACT_ID, version, f"diff_from_{prev}", published_only=True)) \
+        if diff_file is not None and diff_file.exists() else {}
+    serving = store.current_version(ACT_ID) or "none"
+    context.log.info(f"{ACT_ID} {version} published (source change date {recorded.get('change_date') or 'unknown'}); "
+                     f"serving {serving}")
+    change_ts = _timestamp_from_iso(recorded.get("change_date"))
     return dg.MaterializeResult(metadata={
-        "serving_version": store.current_version(ACT_ID) or "none",
+        "version": version, "serving_version": serving,
         "published_versions": ", ".join(store.published_versions(ACT_ID)),
+        "source_change_date": recorded.get("change_date") or "unknown",
+        **({"source_changed_at": dg.MetadataValue.timestamp(change_ts)} if change_ts is not None else {}),
+        "source_sha256": manifest.get("source_sha256") or "unknown",
+        "articles": stats.get("articles", 0), "chunks": chunk_rows, "dagster/row_count": stats.get("articles", 0),
+        "diff_from": prev or "none", **{f"diff_{k}": v for k, v in diff_counts.items()},
+        "validation": dg.MetadataValue.md(_validation_markdown(context, version)),
+        "published_at": manifest.get("published_at") or "unknown",
+        "seconds": round(time.perf_counter() - t0, 2),
         "path": dg.MetadataValue.path(str(target))})
 
 
+def _source_record(context: dg.AssetExecutionContext, version: str) -> dict:
+    """Provenance of the version for ``source.json``: the ELI change date and URL recorded by this
+    partition's latest ``raw_pdf`` materialization (the run tag of the sensor as a fallback)."""
+    record = {"act_id": ACT_ID, "eli": eli_for_act(ACT_ID), "version": version,
+              "change_date": context.run.tags.get(CHANGE_DATE_TAG), "source_url": None, "source_sha256": None}
+    found = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=raw_pdf.key, asset_partitions=[version]), limit=1).records
+    if found:
+        md = found[0].asset_materialization.metadata  # type: ignore[union-attr]
+        change = md.get("source_change_date")
+        if change is not None and change.value != "unknown":
+            record["change_date"] = change.value
+        for key, name in (("source_url", "source_url"), ("sha256", "source_sha256")):
+            if md.get(key) is not None:
+                record[name] = md[key].value
+    return record
+
+
+def _validation_markdown(context: dg.AssetExecutionContext, version: str) -> str:
+    """The latest result of each blocking check for this version (they gate this asset)."""
+    rows = []
+    for check in (articles_valid, chunks_valid):
+        key = next(iter(check.check_keys))
+        rec = context.instance.get_latest_asset_check_evaluation_record(key)
+        evaluation = rec.event.dagster_event.event_specific_data if rec and rec.event and rec.event.dagster_event else None
+        if evaluation is None or getattr(evaluation, "partition", None) != version:
+            rows.append(f"| {key.name} | not evaluated for {version} | | |")
+            continue
+        md = evaluation.metadata
+        count = md.get("validation_expectations")
+        failed = md.get("validation_failed")
+        rows.append(f"| {key.name} | {'passed' if evaluation.passed else 'failed'} | "
+                    f"{count.value if count else ''} | {failed.value if failed else ''} |")
+    return "| check | result | expectations | failed |\n|---|---|---:|---:|\n" + "\n".join(rows)
+
+
 @dg.asset(key=PREFIX + ["search_index"], deps=[published], partitions_def=versions, group_name=GROUP,
-          kinds={"lancedb", "elasticsearch"},
+          kinds={"lancedb", "elasticsearch"}, pool="index",
           description="Hybrid search index (BM25 on analysed text + dense vectors) of the version, in the "
                       "embedded LanceDB backend or, when a cluster is configured, Elasticsearch; only chunks "
                       "whose text changed are re-embedded.")
@@ -158,6 +273,7 @@ def search_index(context: dg.AssetExecutionContext, storage: CorpusStorage,
                      f"({report.chunks_per_s:.1f} chunks/s), {report.cached} from cache")
     context.log.info(f"{ACT_ID} {report.version}: loaded into {report.backend} {report.table}, serving via {report.alias}")
     return dg.MaterializeResult(metadata={
+        "version": context.partition_key, "dagster/row_count": report.documents,
         "documents": report.documents, "vectors": report.vectors, "embedded_chunks": report.embedded,
         "cached_embeddings": report.cached, "chunks_per_s": round(report.chunks_per_s, 2),
         "embed_seconds": round(report.embed_seconds, 1), "build_seconds": round(report.build_seconds, 2),

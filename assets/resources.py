@@ -32,19 +32,35 @@ class EliApi(dg.ConfigurableResource):
     offline: bool = True
     sample_dir: str = ""
     sample_versions: list[str] | None = None  # restrict what the sample source shows (replays)
+    sample_up_to: str = ""  # show sample versions up to this date only ("" = all): replays history
     base_url: str = "https://api.sejm.gov.pl/eli"
     user_agent: str = Settings.model_fields["user_agent"].default
     min_interval_s: float = 1.0
     max_retries: int = 5
     timeout_s: float = 60.0
+    poll_timeout_s: float = 10.0  # change watchers run inside a sensor tick (60 s limit): fail fast
+    poll_max_retries: int = 1
 
     def source(self, cache_dir: Path) -> EliSource:
+        return self._source(cache_dir, timeout_s=self.timeout_s, max_retries=self.max_retries)
+
+    def poll_source(self, cache_dir: Path) -> EliSource:
+        """The same source with a sensor-sized budget: a short timeout, one retry, capped backoff,
+        so a slow API costs one skipped tick instead of a timed-out sensor. It shares the validator
+        cache (``http_cache.json``) with downloads, so an unchanged act answers 304."""
+        return self._source(cache_dir, timeout_s=self.poll_timeout_s, max_retries=self.poll_max_retries,
+                            backoff_max_s=min(5.0, self.poll_timeout_s))
+
+    def _source(self, cache_dir: Path, *, timeout_s: float, max_retries: int,
+                backoff_max_s: float | None = None) -> EliSource:
         if self.offline:
-            return SampleEliSource(Path(self.sample_dir), self.sample_versions)
-        settings = get_settings().model_copy(update={
-            "eli_base_url": self.base_url, "user_agent": self.user_agent,
-            "http_min_interval_s": self.min_interval_s, "http_max_retries": self.max_retries,
-            "http_timeout_s": self.timeout_s})
+            return SampleEliSource(Path(self.sample_dir), self.sample_versions, up_to=self.sample_up_to or None)
+        update = {"eli_base_url": self.base_url, "user_agent": self.user_agent,
+                  "http_min_interval_s": self.min_interval_s, "http_max_retries": max_retries,
+                  "http_timeout_s": timeout_s}
+        if backoff_max_s is not None:
+            update["http_backoff_max_s"] = backoff_max_s
+        settings = get_settings().model_copy(update=update)
         client = PoliteHttpClient.from_settings(settings, cache_path=cache_dir / "http_cache.json")
         return HttpEliSource(client, self.base_url)
 
@@ -82,9 +98,10 @@ def default_resources(settings: Settings | None = None) -> dict:
     s = settings or get_settings()
     return {
         "storage": CorpusStorage(home=str(s.home.resolve())),
-        "eli": EliApi(offline=s.offline, sample_dir=str(s.sample_dir), base_url=s.eli_base_url,
-                      user_agent=s.user_agent, min_interval_s=s.http_min_interval_s,
-                      max_retries=s.http_max_retries, timeout_s=s.http_timeout_s),
+        "eli": EliApi(offline=s.offline, sample_dir=str(s.sample_dir), sample_up_to=s.sample_up_to or "",
+                      base_url=s.eli_base_url, user_agent=s.user_agent, min_interval_s=s.http_min_interval_s,
+                      max_retries=s.http_max_retries, timeout_s=s.http_timeout_s,
+                      poll_timeout_s=s.source_poll_timeout_s),
         "parse_config": ParseConfig(workers=s.parse_workers, chunk_max_tokens=s.chunk_max_tokens,
                                     article_count_tolerance=s.article_count_tolerance),
         "search_config": SearchConfig(encoder=s.encoder, elasticsearch_url=s.elasticsearch_url or "",

@@ -142,6 +142,18 @@ class FetchedPdf:
     not_modified: bool = False
 
 
+@dataclass(frozen=True)
+class MetadataPoll:
+    """What one poll of an act's metadata returned. ``metadata`` is None when ``not_modified``
+    (HTTP 304: the act did not change since the validators were stored)."""
+
+    url: str
+    metadata: ActMetadata | None
+    not_modified: bool = False
+    etag: str | None = None
+    last_modified: str | None = None
+
+
 @runtime_checkable
 class EliSource(Protocol):
     def metadata(self, eli: str) -> ActMetadata: ...
@@ -184,11 +196,25 @@ class HttpEliSource:
     def metadata(self, eli: str) -> ActMetadata:
         url = self.act_url(eli)
         res = self.client.get(url, headers={"Accept": "application/json"}, conditional=False)
+        return self._parse_metadata(eli, url, res.content)
+
+    def poll_metadata(self, eli: str, *, conditional: bool = True) -> MetadataPoll:
+        """One conditional GET of the act's metadata, for change watchers: with validators from an
+        earlier poll, an unchanged act costs a 304 and no body. Callers that lost what the earlier
+        poll told them (no known change date) should pass ``conditional=False``."""
+        url = self.act_url(eli)
+        res = self.client.get(url, headers={"Accept": "application/json"}, conditional=conditional)
+        meta = None if res.not_modified else self._parse_metadata(eli, url, res.content)
+        return MetadataPoll(url=url, metadata=meta, not_modified=res.not_modified,
+                            etag=res.headers.get("etag"), last_modified=res.headers.get("last-modified"))
+
+    @staticmethod
+    def _parse_metadata(eli: str, url: str, content: bytes) -> ActMetadata:
         try:
-            data = json.loads(res.content)
+            data = json.loads(content)
         except (UnicodeDecodeError, ValueError) as exc:
             raise InvalidMetadataError(url, f"metadata is not JSON ({exc}); "
-                                            f"body starts with {res.content[:40]!r}") from None
+                                            f"body starts with {content[:40]!r}") from None
         meta = ActMetadata.from_api(data, url=url)
         if meta.eli != _check_eli(eli):
             raise InvalidMetadataError(url, f"asked for {eli!r}, metadata says ELI {meta.eli!r}")
@@ -306,6 +332,12 @@ class SampleEliSource:
                "changeDate": f"{chosen}T00:00:00",
                "texts": [{"fileName": f"{stem}.pdf", "type": "U"}]}
         return ActMetadata.from_api(raw, url=path.as_uri())
+
+    def poll_metadata(self, eli: str, *, conditional: bool = True) -> MetadataPoll:
+        """Metadata of the latest visible version; never "not modified" (a folder has no ETags), so
+        watchers compare the change date with what they saw last."""
+        chosen, path = self._pick(_check_eli(eli), None)
+        return MetadataPoll(url=path.as_uri(), metadata=self.metadata(eli, chosen))
 
     def fetch_pdf(self, eli: str, version: str | None = None, *,
                   conditional: bool = True) -> FetchedPdf:

@@ -40,6 +40,16 @@ class Settings(BaseSettings):
         "with an in-corpus gold reference)."))
     benchmark_regression_margin: float = Field(0.02, description=(
         "Retrieval evaluation: a metric falling by more than this against the previous run fails its check."))
+    sample_up_to: str | None = Field(None, description=(
+        "Offline only: the sample ELI source shows versions up to this date (YYYY-MM-DD), so a "
+        "refresh can be replayed — first 2024-12-19, then unset (or 2025-11-13)."))
+    source_poll_interval_s: int = Field(3600, description=(
+        "Seconds between two ticks of the source_watch sensor (read when the definitions load)."))
+    source_poll_window_hours: float = Field(48.0, description=(
+        "A source not polled successfully for longer than this fails its freshness check (WARN)."))
+    source_poll_budget_s: float = Field(30.0, description=(
+        "Wall-clock budget of one sensor tick over all watched sources (Dagster stops a tick at 60 s)."))
+    source_poll_timeout_s: float = Field(10.0, description="HTTP timeout of one poll request.")
     prefect_task_retries: int = Field(3, description=(
         "Prefect flows: retries of the transient steps (listing versions, downloads, index writes)."))
     prefect_retry_delay_s: float = Field(2.0, description=(

@@ -1,0 +1,413 @@
+"""Refresh when the law changes: the ``source_watch`` sensor over a list of source watchers, the
+refresh job it launches, a freshness check per watched source, and the weekly re-validation.
+
+    source_watch (sensor, every LEXPIPE_SOURCE_POLL_INTERVAL_S)
+      ├─ EliActWatcher pl:kc ── conditional GET of the act's ELI metadata (304 = nothing to do)
+      │     new changeDate → new pl_kc_versions partition + RunRequest(run_key "pl:kc:<version>")
+      │     → pl_kc_refresh: raw_pdf → articles ─[articles_valid]→ chunks ─[chunks_valid]→ diff
+      │                       → published → search_index (pool "index") → benchmarks/staleness
+      └─ (German statutes, Open Legal Data cases: further ``SourceWatcher`` subclasses)
+
+Why a cursor *and* run keys: the cursor (JSON, one entry per watcher) remembers what each source
+last said — change date, ETag, versions already handled — so an unchanged source costs one cheap
+request and no run; the run key ``<act>:<version>`` makes Dagster drop a duplicate request even
+if the cursor is reset. A watcher that fails or runs out of time leaves its cursor entry as it
+was (the next tick asks again) and the tick reports the reason as its skip reason.
+
+Why the tick is bounded: Dagster abandons a sensor evaluation after 60 s. Every poll runs in a
+worker thread with what is left of ``budget_s`` (default 30 s); the ELI client used for polling
+has a short timeout and one retry (``EliApi.poll_source``). Each watcher requests at most one
+version per tick (the newest it sees): runs of one act must go oldest first, because a version's
+diff and checks compare it with the newest published older version.
+
+Every successful poll is recorded as an observation of the source's external asset (e.g.
+``sources/pl_kc_eli``: polled at, change date, version, ETag), which the freshness check
+``polled_within_window`` (WARN) reads: a source nobody polled within its window is news even
+when nothing failed — typically the sensor is off or the API has been unreachable for days.
+
+Adding a source (the extension point): subclass ``SourceWatcher`` — a stable ``name`` (cursor
+key; never rename), a ``source_key`` for its external asset, the ``job`` it requests, the
+``required_resource_keys`` it reads in ``poll`` — and append an instance to ``WATCHERS``. ``poll``
+gets the resources and its previous cursor entry and returns a ``PollOutcome``: the new entry,
+the versions to process (each becomes a partition of ``NewVersion.partitions_def_name`` and a
+run of ``NewVersion.job_name``), and what to record as the poll's observation.
+"""
+
+
+import datetime as dt
+import json
+import time
+import warnings
+from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, Mapping, Sequence
+
+import dagster as dg
+
+# Partitioned asset checks are "preview" in Dagster 1.13 (see assets/pl_statutes.py).
+warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
+
+from assets import benchmarks, pl_statutes
+from assets.resources import CorpusStorage, EliApi
+from connectors.eli import EliError, eli_for_act
+from lexpipe.settings import get_settings
+from pipelines.corpus_store import CorpusStore
+
+CURSOR_FORMAT = 1
+MAX_REMEMBERED_VERSIONS = 64  # per watcher; older entries fall out of the cursor (run keys still dedupe)
+SOURCE_GROUP = "sources"
+
+
+# ----------------------------------------------------------------------------------------------
+# what watchers return
+
+
+@dataclass(frozen=True)
+class NewVersion:
+    """A version a watcher wants processed: it becomes a dynamic partition and one run."""
+
+    act_id: str
+    version: str
+    change_date: str | None
+    partitions_def_name: str
+    job_name: str
+    asset_selection: tuple[dg.AssetKey, ...] | None = None  # None: the whole job
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def run_key(self) -> str:
+        return f"{self.act_id}:{self.version}"
+
+
+@dataclass(frozen=True)
+class PollOutcome:
+    """One successful poll: the watcher's next cursor entry, what to run, what to record."""
+
+    state: dict[str, Any]
+    note: str
+    new_versions: tuple[NewVersion, ...] = ()
+    observation: Mapping[str, Any] = field(default_factory=dict)
+
+
+class SourceWatcher(ABC):
+    """A source the ``source_watch`` sensor polls for new versions (see the module docstring)."""
+
+    name: str
+    source_key: dg.AssetKey
+    description: str
+    job: Any  # a define_asset_job(...) result: what the watcher's new versions run
+    required_resource_keys: frozenset[str]
+    poll_window: dt.timedelta
+
+    @abstractmethod
+    def poll(self, resources: Any, state: Mapping[str, Any]) -> PollOutcome:
+        """Ask the source what changed since ``state`` (this watcher's previous cursor entry, empty
+        on the first poll). Raise on any failure: the sensor keeps the old entry and reports why."""
+
+    def source_asset(self) -> dg.AssetSpec:
+        return dg.AssetSpec(key=self.source_key, group_name=SOURCE_GROUP, description=self.description,
+                            metadata={"watcher": self.name,
+                                      "poll_window_hours": self.poll_window.total_seconds() / 3600})
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+def _remember(seen: Mapping[str, str], version: str, how: str) -> dict[str, str]:
+    out = {**seen, version: how}
+    for old in sorted(out)[:-MAX_REMEMBERED_VERSIONS]:
+        del out[old]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the ELI watcher (Polish statutes)
+
+
+class EliActWatcher(SourceWatcher):
+    """One act of the Sejm ELI API (or its offline sample twin).
+
+    A poll is one metadata request; after the first one it is conditional (the client's ETag /
+    Last-Modified validators), so an unchanged act answers 304 with no body. Otherwise the
+    ``changeDate`` names the text-state version: unseen and not yet published → a new version.
+    """
+
+    required_resource_keys = frozenset({"storage", "eli"})
+
+    def __init__(self, act_id: str, *, source_key: dg.AssetKey, partitions_def: dg.DynamicPartitionsDefinition,
+                 job: Any, job_assets: Sequence[dg.AssetsDefinition],
+                 poll_window: dt.timedelta, optional_if_present: Mapping[dg.AssetKey, Any] | None = None) -> None:
+        self.act_id = act_id
+        self.eli = eli_for_act(act_id)
+        self.name = f"eli:{self.eli}"
+        self.source_key = source_key
+        self.description = (f"The Sejm ELI API act {self.eli} ({act_id}), polled by the source_watch sensor; "
+                            "each observation records one successful poll (change date, ETag).")
+        self.partitions_def = partitions_def
+        self.job = job
+        self.job_assets = list(job_assets)
+        self.poll_window = poll_window
+        # assets of the job left out of a run when their output already exists (e.g. the
+        # benchmark question table, rebuilt nightly): key → callable(layout) -> Path
+        self.optional_if_present = dict(optional_if_present or {})
+
+    def poll(self, resources: Any, state: Mapping[str, Any]) -> PollOutcome:
+        storage: CorpusStorage = resources.storage
+        eli_api: EliApi = resources.eli
+        source = eli_api.poll_source(storage.layout.raw)
+        known_version = state.get("version")
+        # without a remembered change date a 304 would tell us nothing: ask unconditionally
+        result = source.poll_metadata(self.eli, conditional=bool(known_version))
+        polled_at = _utcnow()
+        base = {**state, "act_id": self.act_id, "eli": self.eli, "url": result.url,
+                "polled_at": polled_at.isoformat(),
+                "etag": result.etag or state.get("etag"),
+                "last_modified": result.last_modified or state.get("last_modified")}
+        seen: dict[str, str] = dict(state.get("seen", {}))
+        if result.not_modified:
+            note = f"{self.name}: not modified since change date {state.get('change_date')} (HTTP 304)"
+            return PollOutcome(state={**base, "last_result": "not_modified"}, note=note,
+                               observation=self._observation(polled_at, "not_modified", state.get("change_date"),
+                                                             known_version, base))
+        meta = result.metadata
+        assert meta is not None  # not_modified is False
+        version = meta.version
+        if version is None:
+            raise EliError(result.url, "metadata has no changeDate: cannot name a version")
+        new: tuple[NewVersion, ...] = ()
+        if version in seen:
+            outcome, note = "unchanged", f"{self.name}: {version} (changeDate {meta.change_date}) already {seen[version]}"
+        elif version in CorpusStore(storage.layout).published_versions(self.act_id):
+            outcome, note = "already_published", f"{self.name}: {version} is already published; nothing to run"
+            seen = _remember(seen, version, "published before the sensor saw it")
+        else:
+            outcome, note = "new_version", f"{self.name}: new version {version} (changeDate {meta.change_date})"
+            seen = _remember(seen, version, "requested")
+            new = (NewVersion(act_id=self.act_id, version=version, change_date=meta.change_date,
+                              partitions_def_name=self.partitions_def.name, job_name=self.job.name,
+                              asset_selection=self._selection(storage),
+                              tags={"lexpipe/source": self.name, "lexpipe/act": self.act_id,
+                                    pl_statutes.CHANGE_DATE_TAG: meta.change_date or ""}),)
+        next_state = {**base, "change_date": meta.change_date, "version": version, "seen": seen,
+                      "last_result": outcome}
+        return PollOutcome(state=next_state, note=note, new_versions=new,
+                           observation=self._observation(polled_at, outcome, meta.change_date, version, base))
+
+    def _selection(self, storage: CorpusStorage) -> tuple[dg.AssetKey, ...] | None:
+        skip = {key for key, path_of in self.optional_if_present.items() if path_of(storage.layout).exists()}
+        if not skip:
+            return None
+        return tuple(a.key for a in self.job_assets if a.key not in skip)
+
+    def _observation(self, polled_at: dt.datetime, outcome: str, change_date: str | None,
+                     version: str | None, state: Mapping[str, Any]) -> dict[str, Any]:
+        return {"polled_at": dg.MetadataValue.timestamp(polled_at), "result": outcome,
+                "change_date": change_date or "unknown", "version": version or "unknown",
+                "etag": state.get("etag") or "none", "url": state.get("url") or ""}
+
+
+# ----------------------------------------------------------------------------------------------
+# the sensor
+
+
+def load_cursor(raw: str | None) -> dict[str, dict[str, Any]]:
+    """Watcher name → its state. An unreadable cursor starts afresh (run keys still dedupe)."""
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    if not isinstance(data, dict) or data.get("format") != CURSOR_FORMAT or not isinstance(data.get("sources"), dict):
+        return {}
+    return {k: v for k, v in data["sources"].items() if isinstance(v, dict)}
+
+
+def dump_cursor(sources: Mapping[str, Mapping[str, Any]]) -> str:
+    return json.dumps({"format": CURSOR_FORMAT, "sources": sources}, sort_keys=True, default=str)
+
+
+def _poll_with_timeout(watcher: SourceWatcher, resources: Any, state: Mapping[str, Any],
+                       timeout_s: float) -> PollOutcome:
+    """Run ``watcher.poll`` in a worker thread and stop waiting after ``timeout_s`` (a stuck
+    connection cannot hold the tick past Dagster's limit; the thread ends with its own timeout)."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"poll-{watcher.name}")
+    try:
+        return pool.submit(watcher.poll, resources, dict(state)).result(timeout=timeout_s)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def evaluate_watchers(context: dg.SensorEvaluationContext, watchers: Sequence[SourceWatcher], *,
+                      budget_s: float, resources: Any) -> dg.SensorResult:
+    """One tick: poll every watcher within ``budget_s``; new versions → partitions + run requests."""
+    start = time.monotonic()
+    cursor = load_cursor(context.cursor)
+    notes: list[str] = []
+    runs: list[dg.RunRequest] = []
+    partitions: dict[str, list[str]] = {}
+    events: list[dg.AssetObservation] = []
+    for watcher in watchers:
+        remaining = budget_s - (time.monotonic() - start)
+        if remaining < 0.5:
+            notes.append(f"{watcher.name}: not polled, the tick's {budget_s:.0f} s budget is spent; cursor kept")
+            continue
+        try:
+            outcome = _poll_with_timeout(watcher, resources, cursor.get(watcher.name, {}), remaining)
+        except FutureTimeout:
+            notes.append(f"{watcher.name}: no answer within {remaining:.1f} s; cursor kept, next tick retries")
+            continue
+        except Exception as exc:  # noqa: BLE001 — any failure of one source must not stop the others
+            notes.append(f"{watcher.name}: poll failed ({type(exc).__name__}: {exc}); cursor kept, next tick retries")
+            continue
+        cursor[watcher.name] = outcome.state
+        notes.append(outcome.note)
+        events.append(dg.AssetObservation(asset_key=watcher.source_key, metadata=dict(outcome.observation)))
+        for nv in outcome.new_versions:
+            partitions.setdefault(nv.partitions_def_name, []).append(nv.version)
+            runs.append(dg.RunRequest(
+                run_key=nv.run_key, job_name=nv.job_name, partition_key=nv.version,
+                asset_selection=list(nv.asset_selection) if nv.asset_selection is not None else None,
+                tags=dict(nv.tags)))
+    for note in notes:
+        context.log.info(note)
+    requests = [dg.AddDynamicPartitionsRequest(partitions_def_name=name, partition_keys=keys)
+                for name, keys in partitions.items()]
+    if runs:
+        return dg.SensorResult(run_requests=runs, dynamic_partitions_requests=requests,
+                               cursor=dump_cursor(cursor), asset_events=events)
+    return dg.SensorResult(skip_reason="; ".join(notes) or "no sources to watch",
+                           cursor=dump_cursor(cursor), asset_events=events)
+
+
+def build_source_sensor(watchers: Sequence[SourceWatcher], *, name: str = "source_watch",
+                        minimum_interval_seconds: int = 3600, budget_s: float = 30.0,
+                        default_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED) -> dg.SensorDefinition:
+    """The sensor over ``watchers`` (it needs the union of their resources)."""
+    if budget_s >= 55:
+        raise ValueError(f"budget_s={budget_s}: a sensor tick must end well before Dagster's 60 s limit")
+    jobs = list({w.job.name: w.job for w in watchers}.values())
+    required = set().union(*(w.required_resource_keys for w in watchers)) if watchers else set()
+
+    @dg.sensor(name=name, jobs=jobs, minimum_interval_seconds=minimum_interval_seconds,
+               required_resource_keys=required, default_status=default_status,
+               description="Polls every watched source for a new version (ELI change date / ETag) and "
+                           "launches the refresh job for it: one run per (act, version).")
+    def _sensor(context: dg.SensorEvaluationContext, **resources: Any) -> dg.SensorResult:
+        # Dagster passes the required resources as keyword arguments
+        return evaluate_watchers(context, watchers, budget_s=budget_s, resources=SimpleNamespace(**resources))
+
+    return _sensor
+
+
+# ----------------------------------------------------------------------------------------------
+# freshness: was each source polled within its window?
+
+
+def freshness_result(instance: dg.DagsterInstance, watcher: SourceWatcher, *, now: float | None = None) -> dg.AssetCheckResult:
+    """Pass when the source's latest observation (one successful poll) is within its window."""
+    now = time.time() if now is None else now
+    window_h = watcher.poll_window.total_seconds() / 3600
+    records = instance.fetch_observations(watcher.source_key, limit=1).records
+    if not records:
+        return dg.AssetCheckResult(passed=False, severity=dg.AssetCheckSeverity.WARN,
+                                   description=f"{watcher.name} was never polled (is the source_watch sensor on?)",
+                                   metadata={"window_hours": window_h, "last_polled_at": "never"})
+    obs = records[0].asset_observation
+    md = obs.metadata if obs is not None else {}
+    polled = md.get("polled_at")
+    polled_ts = float(polled.value) if polled is not None else records[0].timestamp
+    age_h = (now - polled_ts) / 3600
+    passed = age_h <= window_h
+    when = dt.datetime.fromtimestamp(polled_ts, dt.timezone.utc).isoformat(timespec="seconds")
+    change = md["change_date"].value if "change_date" in md else "unknown"
+    desc = (f"{watcher.name} last polled {age_h:.1f} h ago ({when}); window {window_h:g} h"
+            + ("" if passed else " — overdue: is the source_watch sensor running, is the source reachable?"))
+    return dg.AssetCheckResult(passed=passed, severity=dg.AssetCheckSeverity.WARN, description=desc, metadata={
+        "last_polled_at": dg.MetadataValue.timestamp(polled_ts), "age_hours": round(age_h, 2),
+        "window_hours": window_h, "last_change_date": change,
+        "last_result": md["result"].value if "result" in md else "unknown"})
+
+
+def build_freshness_check(watcher: SourceWatcher) -> dg.AssetChecksDefinition:
+    @dg.asset_check(asset=watcher.source_key, name="polled_within_window", blocking=False,
+                    description=f"WARN when {watcher.name} has not been polled successfully within "
+                                f"{watcher.poll_window.total_seconds() / 3600:g} h (LEXPIPE_SOURCE_POLL_WINDOW_HOURS)")
+    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        result = freshness_result(context.instance, watcher)
+        context.log.info(result.description or "")
+        return result
+
+    return _check
+
+
+# ----------------------------------------------------------------------------------------------
+# jobs, schedules and the watcher list
+
+REFRESH_ASSETS = [*pl_statutes.ASSETS, benchmarks.questions, benchmarks.staleness]
+refresh_job = dg.define_asset_job(
+    "pl_kc_refresh", selection=dg.AssetSelection.assets(*REFRESH_ASSETS), partitions_def=pl_statutes.versions,
+    description="A new pl:kc version end to end: raw → parse → checks → chunks → diff → publish → index → "
+                "benchmark staleness (the question table only when it does not exist yet). The blocking "
+                "checks stop publish/index, so a bad version never replaces the served one.")
+
+REVALIDATED_CHECKS = [next(iter(c.check_keys)) for c in pl_statutes.CHECKS]
+revalidate_job = dg.define_asset_job(
+    "pl_kc_revalidate", selection=dg.AssetSelection.assets(pl_statutes.articles, pl_statutes.chunks),
+    partitions_def=pl_statutes.versions,
+    description="Re-runs the GX checks on a version (the weekly schedule runs only the checks, "
+                "over every published version).")
+
+
+@dg.schedule(job=revalidate_job, cron_schedule="0 4 * * 0", execution_timezone="Europe/Warsaw",
+             default_status=dg.DefaultScheduleStatus.RUNNING,
+             description="Sundays 04:00: the blocking GX checks again over every published pl:kc version "
+                         "(a changed suite or tolerance shows up on versions already served).")
+def weekly_revalidation_schedule(context: dg.ScheduleEvaluationContext, storage: CorpusStorage):
+    published = CorpusStore(storage.layout).published_versions(pl_statutes.ACT_ID)
+    if not published:
+        return dg.SkipReason(f"no {pl_statutes.ACT_ID} version is published yet")
+    known = [v for v in published if context.instance.has_dynamic_partition(pl_statutes.versions.name, v)]
+    if not known:
+        return dg.SkipReason(f"published {published} are not {pl_statutes.versions.name} partitions of this instance")
+    year, week, _ = (context.scheduled_execution_time or _utcnow()).isocalendar()
+    return [dg.RunRequest(partition_key=v, run_key=f"revalidate:{v}@{year}-W{week:02d}", asset_selection=[],
+                          asset_check_keys=REVALIDATED_CHECKS, tags={"lexpipe/revalidation": f"{year}-W{week:02d}"})
+            for v in known]
+
+
+def _watchers() -> list[SourceWatcher]:
+    settings = get_settings()
+    window = dt.timedelta(hours=settings.source_poll_window_hours)
+    return [
+        EliActWatcher(pl_statutes.ACT_ID, source_key=pl_statutes.SOURCE_KEY, partitions_def=pl_statutes.versions,
+                      job=refresh_job, job_assets=REFRESH_ASSETS, poll_window=window,
+                      optional_if_present={benchmarks.questions.key: benchmarks.questions_path}),
+        # German statutes and Open Legal Data cases: append their watchers here.
+    ]
+
+
+WATCHERS = _watchers()
+SOURCE_ASSETS = [w.source_asset() for w in WATCHERS]
+CHECKS = [build_freshness_check(w) for w in WATCHERS]
+freshness_job = dg.define_asset_job("source_freshness", selection=dg.AssetSelection.checks(*CHECKS),
+                                    description="The freshness check of every watched source.")
+
+
+@dg.schedule(job=freshness_job, cron_schedule="17 * * * *", execution_timezone="Europe/Warsaw",
+             default_status=dg.DefaultScheduleStatus.RUNNING,
+             description="Hourly: WARN on every source not polled within its window.")
+def source_freshness_schedule(context: dg.ScheduleEvaluationContext):
+    return dg.RunRequest()
+
+
+source_watch = build_source_sensor(WATCHERS, minimum_interval_seconds=get_settings().source_poll_interval_s,
+                                   budget_s=get_settings().source_poll_budget_s)
+
+JOBS = [refresh_job, revalidate_job, freshness_job]
+SCHEDULES = [weekly_revalidation_schedule, source_freshness_schedule]
+SENSORS = [source_watch]

@@ -1,0 +1,342 @@
+"""The source_watch sensor, its freshness check, the weekly re-validation and the pools, evaluated
+the way the Dagster daemon does (``build_sensor_context`` / ``build_schedule_context``) against the
+offline sample source and a loopback HTTP ELI API (pytest-httpserver) serving API-shaped JSON."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import dagster as dg
+import pytest
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from assets import benchmarks, pl_statutes, sensors
+from assets.definitions import defs
+from assets.resources import CorpusStorage, EliApi
+from assets.sensors import (EliActWatcher, NewVersion, PollOutcome, SourceWatcher, build_source_sensor,
+                            dump_cursor, freshness_result, load_cursor)
+from lexpipe.layout import Layout
+
+OLD, NEW = "2024-12-19", "2025-11-13"
+META_PATH = "/eli/acts/DU/1964/93"
+WATCHER = sensors.WATCHERS[0]
+SOURCE = pl_statutes.SOURCE_KEY
+
+
+def api_metadata(version: str) -> dict[str, Any]:
+    """Shaped like GET /eli/acts/DU/1964/93 (the fields the connector reads)."""
+    return {"ELI": "DU/1964/93", "title": "Ustawa z dnia 23 kwietnia 1964 r. - Kodeks cywilny",
+            "changeDate": f"{version}T10:22:31", "textPDF": True, "status": "obowiązujący", "inForce": "IN_FORCE",
+            "texts": [{"fileName": "D19640093Lj.pdf", "type": "U"}]}
+
+
+def sample_resources(home: Path, sample_dir: Path, up_to: str | None = None) -> dict[str, Any]:
+    return {"storage": CorpusStorage(home=str(home)),
+            "eli": EliApi(offline=True, sample_dir=str(sample_dir), sample_up_to=up_to or "")}
+
+
+def http_resources(home: Path, server: HTTPServer, *, timeout_s: float = 3.0, retries: int = 0) -> dict[str, Any]:
+    return {"storage": CorpusStorage(home=str(home)),
+            "eli": EliApi(offline=False, base_url=server.url_for("/eli"), min_interval_s=0.0,
+                          poll_timeout_s=timeout_s, poll_max_retries=retries)}
+
+
+def tick(resources: Mapping[str, Any], cursor: str | None = None, *, sensor: dg.SensorDefinition | None = None,
+         instance: dg.DagsterInstance | None = None) -> dg.SensorResult:
+    context = dg.build_sensor_context(instance=instance or dg.DagsterInstance.ephemeral(), cursor=cursor,
+                                      resources=dict(resources))
+    result = (sensor or sensors.source_watch)(context)
+    assert isinstance(result, dg.SensorResult)
+    return result
+
+
+def skip_text(result: dg.SensorResult) -> str:
+    assert result.skip_reason is not None and not result.run_requests
+    return result.skip_reason.skip_message or ""
+
+
+def publish_stub(home: Path, version: str) -> None:
+    """A published version as CorpusStore sees it (folder + manifest) — enough for the watcher."""
+    vdir = Layout(home).version_dir("pl:kc", version)
+    vdir.mkdir(parents=True)
+    (vdir / "manifest.json").write_text(json.dumps({"version": version}))
+
+
+# --------------------------------------------------------------------------- offline sample source
+
+
+def test_first_poll_requests_the_current_version(tmp_path: Path, sample_dir: Path):
+    result = tick(sample_resources(tmp_path, sample_dir, up_to=OLD))
+    [run] = result.run_requests
+    assert (run.run_key, run.partition_key, run.job_name) == (f"pl:kc:{OLD}", OLD, "pl_kc_refresh")
+    assert run.tags[pl_statutes.CHANGE_DATE_TAG] == f"{OLD}T00:00:00"
+    assert run.asset_selection is None  # no question table yet: the whole job builds it
+    [partitions] = result.dynamic_partitions_requests
+    assert (partitions.partitions_def_name, list(partitions.partition_keys)) == ("pl_kc_versions", [OLD])
+    state = load_cursor(result.cursor)[WATCHER.name]
+    assert (state["version"], state["change_date"], state["seen"]) == (OLD, f"{OLD}T00:00:00", {OLD: "requested"})
+    [obs] = result.asset_events
+    assert obs.asset_key == SOURCE and obs.metadata["result"].value == "new_version"
+    assert abs(obs.metadata["polled_at"].value - time.time()) < 60
+
+
+def test_no_change_skips_and_never_requests_twice(tmp_path: Path, sample_dir: Path):
+    res = sample_resources(tmp_path, sample_dir, up_to=OLD)
+    first = tick(res)
+    again = tick(res, first.cursor)
+    assert "already requested" in skip_text(again) and OLD in skip_text(again)
+    assert not again.dynamic_partitions_requests
+    assert load_cursor(again.cursor)[WATCHER.name]["seen"] == {OLD: "requested"}
+    assert again.asset_events[0].metadata["result"].value == "unchanged"  # the poll itself is still recorded
+
+
+def test_new_version_then_only_that_one(tmp_path: Path, sample_dir: Path):
+    first = tick(sample_resources(tmp_path, sample_dir, up_to=OLD))
+    later = tick(sample_resources(tmp_path, sample_dir), first.cursor)  # the source now serves 2025-11-13
+    assert [r.run_key for r in later.run_requests] == [f"pl:kc:{NEW}"]
+    assert load_cursor(later.cursor)[WATCHER.name]["seen"] == {OLD: "requested", NEW: "requested"}
+
+
+def test_already_published_version_is_not_run_again(tmp_path: Path, sample_dir: Path):
+    """`lexpipe run` published both versions before the sensor was turned on: nothing to run."""
+    publish_stub(tmp_path, OLD)
+    publish_stub(tmp_path, NEW)
+    result = tick(sample_resources(tmp_path, sample_dir))
+    assert "already published" in skip_text(result)
+    assert load_cursor(result.cursor)[WATCHER.name]["seen"] == {NEW: "published before the sensor saw it"}
+
+
+def test_existing_question_table_is_left_to_the_nightly_job(tmp_path: Path, sample_dir: Path):
+    path = benchmarks.questions_path(Layout(tmp_path))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"PAR1")  # only its presence matters to the watcher
+    [run] = tick(sample_resources(tmp_path, sample_dir, up_to=OLD)).run_requests
+    assert set(run.asset_selection) == {a.key for a in sensors.REFRESH_ASSETS} - {benchmarks.questions.key}
+    assert benchmarks.staleness.key in run.asset_selection
+
+
+def test_unreadable_cursor_starts_afresh_and_run_key_still_dedupes(tmp_path: Path, sample_dir: Path):
+    result = tick(sample_resources(tmp_path, sample_dir, up_to=OLD), cursor="{not json")
+    assert [r.run_key for r in result.run_requests] == [f"pl:kc:{OLD}"]  # Dagster drops a repeated run key
+    assert load_cursor(dump_cursor({"x": {"a": 1}})) == {"x": {"a": 1}}
+    assert load_cursor(json.dumps({"format": 99, "sources": {}})) == {}
+
+
+def test_missing_sample_version_is_a_skip_with_the_reason(tmp_path: Path, sample_dir: Path):
+    """A source with nothing to show (sample folder without PDFs up to that date) → skip, cursor kept."""
+    cursor = dump_cursor({WATCHER.name: {"version": OLD, "seen": {OLD: "requested"}}})
+    result = tick(sample_resources(tmp_path, sample_dir, up_to="2000-01-01"), cursor)
+    text = skip_text(result)
+    assert "poll failed" in text and "VersionUnavailableError" in text and "no visible sample version" in text
+    assert result.cursor == cursor and not result.asset_events
+
+
+# --------------------------------------------------------------------------- loopback HTTP ELI API
+
+
+def etag_metadata(version: str, etag: str):
+    def handler(request: Request) -> Response:
+        if request.headers.get("If-None-Match") == etag:
+            return Response(status=304, headers={"ETag": etag})
+        return Response(json.dumps(api_metadata(version)), status=200,
+                        headers={"ETag": etag, "Content-Type": "application/json"})
+    return handler
+
+
+def test_http_first_poll_then_304_then_new_change_date(httpserver: HTTPServer, tmp_path: Path):
+    httpserver.expect_request(META_PATH).respond_with_handler(etag_metadata(OLD, '"v-old"'))
+    res = http_resources(tmp_path, httpserver)
+    first = tick(res)
+    assert [r.run_key for r in first.run_requests] == [f"pl:kc:{OLD}"]
+    assert first.run_requests[0].tags[pl_statutes.CHANGE_DATE_TAG] == f"{OLD}T10:22:31"
+    assert "If-None-Match" not in httpserver.log[0][0].headers  # first poll: unconditional
+    assert load_cursor(first.cursor)[WATCHER.name]["etag"] == '"v-old"'
+
+    second = tick(res, first.cursor)
+    assert httpserver.log[-1][0].headers["If-None-Match"] == '"v-old"' and httpserver.log[-1][1].status_code == 304
+    assert "not modified" in skip_text(second) and "HTTP 304" in skip_text(second)
+    assert second.asset_events[0].metadata["result"].value == "not_modified"  # a 304 still counts as polled
+    assert load_cursor(second.cursor)[WATCHER.name]["version"] == OLD
+
+    httpserver.clear()
+    httpserver.expect_request(META_PATH).respond_with_handler(etag_metadata(NEW, '"v-new"'))
+    third = tick(res, second.cursor)
+    assert [r.run_key for r in third.run_requests] == [f"pl:kc:{NEW}"]
+    state = load_cursor(third.cursor)[WATCHER.name]
+    assert (state["version"], state["etag"]) == (NEW, '"v-new"')
+
+
+def test_http_lost_cursor_asks_unconditionally(httpserver: HTTPServer, tmp_path: Path):
+    """The client still has the ETag but the cursor was reset: a 304 would say nothing, so the
+    watcher sends no validators and learns the change date again."""
+    httpserver.expect_request(META_PATH).respond_with_handler(etag_metadata(OLD, '"v-old"'))
+    res = http_resources(tmp_path, httpserver)
+    tick(res)
+    again = tick(res, None)
+    assert "If-None-Match" not in httpserver.log[-1][0].headers
+    assert [r.run_key for r in again.run_requests] == [f"pl:kc:{OLD}"]  # same run key: Dagster drops it
+
+
+@pytest.mark.parametrize("status, body, expect", [
+    (503, "busy", "HttpFetchError"),
+    (404, "nope", "HTTP 404"),
+    (200, "<html>maintenance</html>", "not JSON"),
+])
+def test_http_failing_source_skips_with_reason_and_keeps_cursor(httpserver: HTTPServer, tmp_path: Path,
+                                                                 status: int, body: str, expect: str):
+    httpserver.expect_request(META_PATH).respond_with_data(body, status=status)
+    cursor = dump_cursor({WATCHER.name: {"version": OLD, "change_date": f"{OLD}T10:22:31", "seen": {OLD: "requested"}}})
+    result = tick(http_resources(tmp_path, httpserver), cursor)
+    text = skip_text(result)
+    assert "poll failed" in text and expect in text and "cursor kept" in text
+    assert httpserver.url_for(META_PATH) in text  # the failing URL is named
+    assert result.cursor == cursor and not result.asset_events and not result.dynamic_partitions_requests
+
+
+def test_http_slow_source_cannot_hold_the_tick(httpserver: HTTPServer, tmp_path: Path):
+    def slow(request: Request) -> Response:
+        time.sleep(2.5)
+        return Response(json.dumps(api_metadata(NEW)), status=200, headers={"Content-Type": "application/json"})
+
+    httpserver.expect_request(META_PATH).respond_with_handler(slow)
+    sensor = build_source_sensor(sensors.WATCHERS, name="source_watch_test", budget_s=1.5)
+    t0 = time.monotonic()
+    result = tick(http_resources(tmp_path, httpserver, timeout_s=10.0), None, sensor=sensor)
+    assert time.monotonic() - t0 < 3.0  # the server answers only after 3.5 s
+    assert "no answer within" in skip_text(result) and "cursor kept" in skip_text(result)
+    assert load_cursor(result.cursor) == {}
+    time.sleep(2.5)  # let the abandoned poll finish before the server stops
+
+
+def test_budget_must_stay_under_dagsters_limit():
+    with pytest.raises(ValueError, match="60 s"):
+        build_source_sensor(sensors.WATCHERS, budget_s=58)
+
+
+# --------------------------------------------------------------------------- the extension point
+
+
+class FolderWatcher(SourceWatcher):
+    """A second kind of source (as the German statute and case-law watchers will be): a folder
+    whose newest ``<YYYY-MM-DD>.txt`` file is the version. ``broken`` makes every poll fail."""
+
+    required_resource_keys = frozenset({"storage"})
+
+    def __init__(self, folder: Path, *, broken: bool = False) -> None:
+        self.folder, self.broken = folder, broken
+        self.name = f"folder:{folder.name}"
+        self.source_key = dg.AssetKey(["sources", folder.name])
+        self.description = "test source"
+        self.job = sensors.refresh_job
+        self.poll_window = dt.timedelta(hours=1)
+
+    def poll(self, resources: Any, state: Mapping[str, Any]) -> PollOutcome:
+        if self.broken:
+            raise ConnectionError(f"{self.folder} unreachable")
+        newest = max(p.stem for p in self.folder.glob("*.txt"))
+        if newest == state.get("version"):
+            return PollOutcome(state=dict(state), note=f"{self.name}: unchanged")
+        return PollOutcome(state={"version": newest}, note=f"{self.name}: {newest}",
+                           new_versions=(NewVersion("de:test", newest, None, "de_test_versions", self.job.name),),
+                           observation={"version": newest})
+
+
+def test_watchers_are_polled_independently(tmp_path: Path, sample_dir: Path):
+    good, bad = tmp_path / "de_test", tmp_path / "gone"
+    good.mkdir()
+    (good / "2025-01-01.txt").write_text("x")
+    watchers = [sensors.WATCHERS[0], FolderWatcher(good), FolderWatcher(bad, broken=True)]
+    sensor = build_source_sensor(watchers, name="three_sources")
+    assert sensor.required_resource_keys == {"storage", "eli"}
+    cursor = dump_cursor({"folder:gone": {"version": "2024-01-01"}})
+    result = tick(sample_resources(tmp_path / "home", sample_dir, up_to=OLD), cursor, sensor=sensor)
+    assert sorted(r.run_key for r in result.run_requests) == ["de:test:2025-01-01", f"pl:kc:{OLD}"]
+    assert {(p.partitions_def_name, tuple(p.partition_keys)) for p in result.dynamic_partitions_requests} == \
+        {("pl_kc_versions", (OLD,)), ("de_test_versions", ("2025-01-01",))}
+    state = load_cursor(result.cursor)
+    assert state["folder:gone"] == {"version": "2024-01-01"}  # the failing one keeps its entry
+    assert state["folder:de_test"] == {"version": "2025-01-01"}
+    assert {e.asset_key for e in result.asset_events} == {SOURCE, dg.AssetKey(["sources", "de_test"])}
+
+
+# --------------------------------------------------------------------------- freshness
+
+
+def test_freshness_warns_when_not_polled_within_the_window(tmp_path: Path, sample_dir: Path):
+    instance = dg.DagsterInstance.ephemeral()
+    never = freshness_result(instance, WATCHER)
+    assert not never.passed and never.severity == dg.AssetCheckSeverity.WARN and "never polled" in never.description
+    result = tick(sample_resources(tmp_path, sample_dir, up_to=OLD), instance=instance)
+    for event in result.asset_events:  # what the daemon does with a tick's asset events
+        instance.report_runless_asset_event(event)
+    fresh = freshness_result(instance, WATCHER)
+    assert fresh.passed and fresh.metadata["last_change_date"].value == f"{OLD}T00:00:00"
+    window_h = WATCHER.poll_window.total_seconds() / 3600
+    late = freshness_result(instance, WATCHER, now=time.time() + (window_h + 1) * 3600)
+    assert not late.passed and late.severity == dg.AssetCheckSeverity.WARN and "overdue" in late.description
+
+
+def test_freshness_job_records_a_warn_evaluation(tmp_path: Path, sample_dir: Path):
+    """The hourly job runs the check; its evaluation (WARN, failed) is what the UI shows."""
+    instance = dg.DagsterInstance.ephemeral()
+    run = defs.resolve_job_def("source_freshness").execute_in_process(instance=instance, raise_on_error=False)
+    assert run.success  # a WARN check failing does not fail the run
+    record = instance.get_latest_asset_check_evaluation_record(dg.AssetCheckKey(SOURCE, "polled_within_window"))
+    evaluation = record.event.dagster_event.event_specific_data
+    assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.WARN
+    schedule = defs.resolve_schedule_def("source_freshness_schedule")
+    assert schedule.job_name == "source_freshness" and schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+
+
+# --------------------------------------------------------------------------- schedules, job, pools
+
+
+def test_weekly_revalidation_runs_only_the_checks_of_every_published_version(tmp_path: Path):
+    publish_stub(tmp_path, OLD)
+    publish_stub(tmp_path, NEW)
+    schedule = defs.resolve_schedule_def("weekly_revalidation_schedule")
+    assert (schedule.cron_schedule, schedule.job_name) == ("0 4 * * 0", "pl_kc_revalidate")
+    when = dt.datetime(2026, 1, 4, 4, 0, tzinfo=dt.timezone.utc)
+    storage = {"storage": CorpusStorage(home=str(tmp_path))}
+    with dg.instance_for_test() as instance:
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when, resources=storage) as ctx:
+            assert "not pl_kc_versions partitions" in schedule(ctx).skip_message
+        instance.add_dynamic_partitions("pl_kc_versions", [OLD, NEW])
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when, resources=storage) as ctx:
+            requests = schedule(ctx)
+    assert [(r.partition_key, r.run_key) for r in requests] == [(OLD, f"revalidate:{OLD}@2026-W01"),
+                                                                (NEW, f"revalidate:{NEW}@2026-W01")]
+    checks = {dg.AssetCheckKey(pl_statutes.articles.key, "articles_valid"),
+              dg.AssetCheckKey(pl_statutes.chunks.key, "chunks_valid")}
+    assert all(r.asset_selection == [] and set(r.asset_check_keys) == checks for r in requests)
+
+
+def test_refresh_job_covers_corpus_index_and_staleness():
+    job = defs.resolve_job_def("pl_kc_refresh")
+    assert job.partitions_def.name == "pl_kc_versions"
+    assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == {
+        "pl/kc/raw_pdf", "pl/kc/articles", "pl/kc/chunks", "pl/kc/diff", "pl/kc/published", "pl/kc/search_index",
+        "benchmarks/questions", "benchmarks/staleness"}
+    sensor = defs.resolve_sensor_def("source_watch")
+    assert sensor.job_name == "pl_kc_refresh" and sensor.default_status == dg.DefaultSensorStatus.STOPPED
+    assert sensor.minimum_interval_seconds == 3600
+    graph = defs.resolve_asset_graph()
+    assert SOURCE in graph.get(pl_statutes.raw_pdf.key).parent_keys  # lineage: source → raw PDF
+
+
+def test_pools_in_dagster_yaml_and_on_the_assets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    repo = Path(__file__).resolve().parents[2]
+    shutil.copy(repo / "dagster.yaml", tmp_path / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    with dg.DagsterInstance.get() as instance:
+        pools = instance.get_concurrency_config().pool_config
+    assert pools.default_pool_limit == 1 and pools.pool_granularity.value == "run"
+    graph = defs.resolve_asset_graph()
+    assert graph.get(pl_statutes.search_index.key).pools == {"index"}
+    assert graph.get(dg.AssetKey(["benchmarks", "answers"])).pools == {"llm"}
