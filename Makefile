@@ -5,8 +5,10 @@ BIN    := $(VENV)/bin
 UV_VERSION := 0.13.9
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export LEXPIPE_SAMPLE_DIR ?= $(abspath $(CURDIR)/../shared/data)
+# Debian's Chromium, which tests/ui drives through Playwright (see `browser`)
+CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup run test ui bench lock
+.PHONY: setup run test ui bench lock browser
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -23,11 +25,25 @@ run: setup
 ui: setup
 	$(BIN)/lexpipe ui
 
-test: setup
+test: setup browser
 	$(BIN)/python -m pytest -q
 
 bench: setup
 	$(BIN)/python bench/parse.py
+
+# The browser test (tests/ui) drives the system Chromium; `playwright install` would download
+# another one. Idempotent: nothing to do when it is there. Never fails make: without Chromium the
+# test skips locally and fails under CI (CI=1), both with the command to run.
+browser:
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then as=""; elif command -v sudo >/dev/null 2>&1; then as="sudo -n"; else as=none; fi; \
+	install="$$as env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium"; \
+	if [ "$$as" != none ] && command -v apt-get >/dev/null 2>&1 && \
+	   { $$install || { $$as apt-get update && $$install; }; } && [ -x "$(CHROMIUM)" ]; then \
+	  echo "make browser: installed $(CHROMIUM)"; \
+	else \
+	  echo "make browser: could not install Chromium; run: sudo apt-get update && sudo apt-get install -y chromium" >&2; \
+	fi
 
 lock:  ## re-pin dependencies from pyproject.toml
 	$(BIN)/uv pip compile --python-version 3.11 pyproject.toml --extra test -o requirements.lock
