@@ -1,8 +1,8 @@
 """Benchmarks as Dagster assets: the question table, its staleness per corpus version, and the
 nightly retrieval evaluation with its history.
 
-Thin bindings only: the work happens in ``pipelines.benchmarks`` (``benchmark_table``,
-``staleness``, ``retrieval_eval``).
+Thin bindings only: the work happens in ``pipelines.benchmarks.nightly`` (the same steps the
+Prefect ``benchmark`` flow runs) over ``benchmark_table``, ``staleness`` and ``retrieval_eval``.
 
     benchmarks/questions ─[benchmark_questions_valid: GX, blocking]→ benchmarks/staleness (per version)
                                                                      └→ benchmarks/retrieval_eval (per version)
@@ -16,9 +16,6 @@ serving the corpus.
 
 import base64
 import datetime as dt
-import json
-import math
-import time
 import warnings
 
 import dagster as dg
@@ -31,28 +28,17 @@ import pyarrow.parquet as pq
 from assets import pl_statutes
 from assets.pl_statutes import ACT_ID, versions
 from assets.resources import BenchmarkConfig, CorpusStorage, SearchConfig
-from lexpipe.layout import Layout, atomic_write_bytes, atomic_write_json
-from pipelines.corpus_store import CorpusStore, write_table
+from pipelines.benchmarks.nightly import (  # noqa: F401  (the paths are re-exported for importers)
+    BenchmarkInputError,
+    eval_root,
+    questions_manifest_path,
+    questions_path,
+    staleness_path,
+)
+from pipelines.corpus_store import CorpusStore
 
 GROUP = "benchmarks"
 PREFIX = ["benchmarks"]
-
-
-def questions_path(layout: Layout):
-    return layout.benchmarks / "questions.parquet"
-
-
-def questions_manifest_path(layout: Layout):
-    return layout.benchmarks / "questions.json"
-
-
-def staleness_path(layout: Layout, act_id: str, version: str):
-    jur, act = act_id.split(":", 1)
-    return layout.benchmarks / "staleness" / jur / act / f"{version}.parquet"
-
-
-def eval_root(layout: Layout):
-    return layout.benchmarks / "retrieval_eval"
 
 
 def _md_table(rows: list[dict], columns: list[str], n: int = 8) -> dg.MarkdownMetadataValue:
@@ -73,19 +59,11 @@ def questions(context: dg.AssetExecutionContext, storage: CorpusStorage,
               benchmark_config: BenchmarkConfig) -> dg.MaterializeResult:
     from pathlib import Path
 
-    from pipelines.benchmarks.benchmark_table import build_benchmark_table, table_stats
+    from pipelines.benchmarks.nightly import question_table_step
 
-    layout = storage.layout
-    path = questions_path(layout)
-    previous_rows = pq.read_metadata(path).num_rows if path.exists() else None
-    t0 = time.perf_counter()
-    table = build_benchmark_table(Path(benchmark_config.sample_dir))
-    seconds = time.perf_counter() - t0
-    write_table(path, table, "benchmark_questions")
-    stats = table_stats(table)
-    atomic_write_json(questions_manifest_path(layout), {
-        "rows": table.num_rows, "previous_rows": previous_rows, "built_at": dt.datetime.now(dt.timezone.utc),
-        "sample_dir": benchmark_config.sample_dir, "stats": stats})
+    built = question_table_step(storage.layout, Path(benchmark_config.sample_dir))
+    path, previous_rows, stats, seconds = built.path, built.previous_rows, built.stats, built.seconds
+    table = pq.read_table(path)
     context.log.info(f"benchmark questions: {table.num_rows} rows ({stats['refs_in_corpus']} gold refs in the corpus) "
                      f"from {len(stats['rows_per_source'])} source files in {seconds:.1f}s")
     per_source = sorted(stats["rows_per_source"].items())
@@ -110,14 +88,10 @@ def questions(context: dg.AssetExecutionContext, storage: CorpusStorage,
                             "count may drop by at most question_count_tolerance against the previous build")
 def benchmark_questions_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
                               benchmark_config: BenchmarkConfig) -> dg.AssetCheckResult:
-    from pipelines.benchmarks.benchmark_table import validate_benchmark_table
+    from pipelines.benchmarks.nightly import check_question_table
 
-    layout = storage.layout
-    table = pq.read_table(questions_path(layout))
-    manifest = json.loads(questions_manifest_path(layout).read_text()) if questions_manifest_path(layout).exists() else {}
-    prev = manifest.get("previous_rows")
-    min_rows = math.ceil(prev * (1 - benchmark_config.question_count_tolerance)) if prev else None
-    report = validate_benchmark_table(table, min_rows=min_rows)
+    checked = check_question_table(storage.layout, count_tolerance=benchmark_config.question_count_tolerance)
+    report, prev, min_rows = checked.report, checked.previous_rows, checked.min_rows
     context.log.info(report.summary())
     return dg.AssetCheckResult(passed=report.success, description=report.summary(), metadata={
         **report.to_metadata(), "previous_rows": prev if prev is not None else "none",
@@ -134,27 +108,15 @@ def benchmark_questions_valid(context: dg.AssetCheckExecutionContext, storage: C
                       "or its text (in force or announced) changed since the previous version "
                       "(schemas.arrow.BENCHMARK_STALENESS). Stale questions are left out of the evaluation.")
 def staleness(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.MaterializeResult:
-    from pipelines.benchmarks.staleness import check_staleness, flags_markdown, staleness_summary
+    from pipelines.benchmarks.nightly import staleness_step
+    from pipelines.benchmarks.staleness import flags_markdown
 
     version = context.partition_key
-    layout = storage.layout
-    store = CorpusStore(layout)
-    if not questions_path(layout).exists():
-        raise dg.Failure("no benchmark questions table: materialize benchmarks/questions first")
-    table = pq.read_table(questions_path(layout))
-    prev = store.previous_version(ACT_ID, version)
-    kw = {}
-    if prev:
-        diff_file = (store.built_dir(ACT_ID, version) or layout.version_dir(ACT_ID, version)) / f"diff_from_{prev}.parquet"
-        kw = dict(previous_version=prev,
-                  previous_articles=store.read(ACT_ID, prev, "articles", published_only=True),
-                  previous_nodes=store.read(ACT_ID, prev, "nodes", published_only=True),
-                  diff=pq.read_table(diff_file) if diff_file.exists() else None)
-    flags = check_staleness(table, act_id=ACT_ID, version=version, articles=store.read(ACT_ID, version, "articles"),
-                            nodes=store.read(ACT_ID, version, "nodes"), **kw)
-    path = staleness_path(layout, ACT_ID, version)
-    write_table(path, flags, "benchmark_staleness")
-    summary = staleness_summary(table, flags, ACT_ID)
+    try:
+        out = staleness_step(storage.layout, act_id=ACT_ID, version=version)
+    except BenchmarkInputError as exc:
+        raise dg.Failure(f"{exc} (materialize benchmarks/questions first)") from exc
+    flags, summary, prev, path = out.flags, out.summary, out.previous_version, out.path
     context.log.info(f"{ACT_ID} {version} (vs {prev or 'no previous version'}): {summary['questions_checked']} questions, "
                      f"{summary['refs_checked']} gold refs checked; {summary['flagged_refs']} flagged, "
                      f"{summary['stale_questions']} questions stale "
@@ -177,77 +139,35 @@ def staleness(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.M
                       "(schemas.arrow.RETRIEVAL_EVAL) with a plot.")
 def retrieval_eval(context: dg.AssetExecutionContext, storage: CorpusStorage, search_config: SearchConfig,
                    benchmark_config: BenchmarkConfig) -> dg.MaterializeResult:
-    from pipelines.benchmarks.retrieval_eval import (
-        EvalContext,
-        EvalHistory,
-        backend_search,
-        evaluate_retrievers,
-        metrics_markdown,
-        plot_history,
-        prime_query_cache,
-        select_questions,
-    )
-    from pipelines.benchmarks.staleness import stale_question_ids
-    from pipelines.retrieval.encoders import QueryCachingEncoder, get_encoder
-    from pipelines.retrieval.interface import SearchError
+    from pipelines.benchmarks.nightly import retrieval_eval_step
+    from pipelines.benchmarks.retrieval_eval import metrics_markdown
 
     version = context.partition_key
-    layout = storage.layout
-    run_ts = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-    stale_file = staleness_path(layout, ACT_ID, version)
-    if not questions_path(layout).exists() or not stale_file.exists():
-        raise dg.Failure(f"benchmarks/questions and benchmarks/staleness [{version}] must be materialized first")
-    qset = benchmark_config.question_set()
-    qs, skipped = select_questions(pq.read_table(questions_path(layout)), act_id=ACT_ID, question_set=qset,
-                                   stale=stale_question_ids(pq.read_table(stale_file)))
-    retrievers, styles = list(benchmark_config.retrievers), list(benchmark_config.query_styles)
-    queries = [q.text(s) for q in qs for s in styles]
-    # a cache of its own that holds every query of the evaluation (the shared one keeps 4096)
-    encoder = QueryCachingEncoder(get_encoder(search_config.encoder), maxsize=max(4096, 2 * len(queries)))
-    backend = search_config.open_backend(layout, act_id=ACT_ID, encoder=encoder)
-    context.log.info(f"{ACT_ID} {version}: evaluating {len(qs)} questions ({sum(skipped.values())} stale skipped) × "
-                     f"{len(retrievers)} retrievers × {len(styles)} query styles, encoder {encoder.id}, "
-                     f"{type(backend).__name__}")
-    t0 = time.perf_counter()
-    if {"dense", "hybrid"} & set(retrievers):
-        last = [0.0]
-
-        def encoded(done: int, total: int) -> None:
-            if done == total or done / total - last[0] >= 0.25:
-                last[0] = done / total
-                context.log.info(f"encoding queries {done}/{total}")
-
-        prime_query_cache(encoder, queries, progress=encoded)
-    encode_s = time.perf_counter() - t0
-    ctx = EvalContext(run_id=context.run.run_id, run_ts=run_ts, act_id=ACT_ID, version=version, encoder=encoder.id,
-                      backend=type(backend).__name__, question_set=qset.label, k=benchmark_config.k)
     try:
-        rows = evaluate_retrievers(qs, backend_search(backend, act_id=ACT_ID, version=version), ctx,
-                                   retrievers=retrievers, styles=styles, skipped_stale=skipped,
-                                   progress=context.log.info)
-    except SearchError as exc:  # e.g. the version is not indexed: name it, append nothing
-        raise dg.Failure(f"{ACT_ID} {version}: cannot search the index ({exc}); materialize "
-                         "pl/kc/search_index for this version first") from exc
-    history = EvalHistory(eval_root(layout))
-    path = history.append(rows)
-    png = plot_history(history.read(), question_set=qset.label)
-    plot_path = eval_root(layout) / "history.png"
-    atomic_write_bytes(plot_path, png)
-    seconds = time.perf_counter() - t0
-    best = max((r for r in rows.to_pylist() if r["mrr"] is not None), key=lambda r: r["mrr"], default=None)
-    context.log.info(f"{ACT_ID} {version}: evaluation done in {seconds:.0f}s (query encoding {encode_s:.0f}s); "
+        out = retrieval_eval_step(
+            storage.layout, act_id=ACT_ID, version=version, run_id=context.run.run_id,
+            encoder_name=search_config.encoder,
+            open_backend=lambda encoder: search_config.open_backend(storage.layout, act_id=ACT_ID, encoder=encoder),
+            question_set=benchmark_config.question_set(), retrievers=benchmark_config.retrievers,
+            styles=benchmark_config.query_styles, k=benchmark_config.k, progress=context.log.info)
+    except BenchmarkInputError as exc:  # inputs missing or the version not indexed: name it, append nothing
+        raise dg.Failure(f"{exc} (materialize benchmarks/questions, benchmarks/staleness and pl/kc/search_index "
+                         f"for {version} first)") from exc
+    rows, best = out.rows, out.best
+    context.log.info(f"{ACT_ID} {version}: evaluation done in {out.seconds:.0f}s (query encoding {out.encode_seconds:.0f}s); "
                      + (f"best MRR {best['mrr']:.3f} ({best['retriever']}, {best['query_style']})" if best else "no questions"))
     return dg.MaterializeResult(metadata={
-        "questions": len(qs), "skipped_stale": sum(skipped.values()), "question_set": qset.label,
-        "encoder": encoder.id, "backend": type(backend).__name__, "k": benchmark_config.k,
-        "seconds": round(seconds, 1), "query_encode_seconds": round(encode_s, 1), "run_id": ctx.run_id,
+        "questions": out.questions, "skipped_stale": out.skipped_stale, "question_set": out.question_set,
+        "encoder": out.encoder, "backend": out.backend, "k": benchmark_config.k,
+        "seconds": round(out.seconds, 1), "query_encode_seconds": round(out.encode_seconds, 1),
+        "run_id": context.run.run_id,
         "metrics": dg.MetadataValue.md(metrics_markdown(rows)),
         **({f"mrr_{r['retriever']}_{r['query_style'].replace('+', '_')}": round(r["mrr"], 4)
             for r in rows.to_pylist() if r["mrr"] is not None and r["benchmark"] == "pl_exams"}),
-        "history_rows": history.read().num_rows,
-        "history_plot": dg.MetadataValue.md(f"![retrieval history](data:image/png;base64,{base64.b64encode(png).decode()})"),
-        "history_plot_path": dg.MetadataValue.path(str(plot_path)),
-        "path": dg.MetadataValue.path(str(path)),
+        "history_rows": out.history_rows,
+        "history_plot": dg.MetadataValue.md(f"![retrieval history](data:image/png;base64,{base64.b64encode(out.png).decode()})"),
+        "history_plot_path": dg.MetadataValue.path(str(out.plot_path)),
+        "path": dg.MetadataValue.path(str(out.path)),
     })
 
 
@@ -256,32 +176,21 @@ def retrieval_eval(context: dg.AssetExecutionContext, storage: CorpusStorage, se
                             "previous run of the same benchmark, retriever, query style and question set")
 def retrieval_no_regression(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
                             benchmark_config: BenchmarkConfig) -> dg.AssetCheckResult:
-    from pipelines.benchmarks.retrieval_eval import EvalHistory, changes_markdown, compare_to_previous, regressions
+    from pipelines.benchmarks.nightly import check_regressions
+    from pipelines.benchmarks.retrieval_eval import changes_markdown
 
-    version = context.partition_key
-    history = EvalHistory(eval_root(storage.layout)).read()
-    run_id = context.run.run_id
-    mine = [r for r in history.to_pylist() if r["version"].isoformat() == version]
-    if not any(r["run_id"] == run_id for r in mine):  # check launched on its own: judge the newest run
-        if not mine:
-            return dg.AssetCheckResult(passed=True, description=f"no evaluation of {version} in the history yet")
-        run_id = max(mine, key=lambda r: r["run_ts"])["run_id"]
     margin = benchmark_config.regression_margin
-    changes = compare_to_previous(history, run_id, version=version)
-    bad = regressions(changes, margin)
-    compared = [c for c in changes if c.delta is not None]
-    if bad:
-        desc = f"{len(bad)} metric(s) fell by more than {margin}: " + "; ".join(
-            f"{c.retriever}/{c.query_style} {c.metric} {c.previous:.3f} → {c.current:.3f}" for c in bad[:6])
-    elif compared:
-        desc = f"no metric fell by more than {margin} ({len(compared)} compared with the previous run)"
-    else:
-        desc = "first run of this question set: nothing to compare"
-    context.log.info(desc)
-    return dg.AssetCheckResult(passed=not bad, description=desc, metadata={
-        "regressions": len(bad), "compared_metrics": len(compared), "margin": margin, "run_id": run_id,
-        "previous_run_id": next((c.previous_run_id for c in changes if c.previous_run_id), None) or "none",
-        "changes": dg.MetadataValue.md(changes_markdown([c for c in changes if c.delta is not None] or changes, margin))})
+    checked = check_regressions(storage.layout, version=context.partition_key, run_id=context.run.run_id,
+                                margin=margin)
+    context.log.info(checked.description)
+    if not checked.changes:
+        return dg.AssetCheckResult(passed=True, description=checked.description)
+    compared = [c for c in checked.changes if c.delta is not None]
+    return dg.AssetCheckResult(passed=checked.passed, description=checked.description, metadata={
+        "regressions": len(checked.regressions), "compared_metrics": checked.compared, "margin": margin,
+        "run_id": checked.run_id,
+        "previous_run_id": next((c.previous_run_id for c in checked.changes if c.previous_run_id), None) or "none",
+        "changes": dg.MetadataValue.md(changes_markdown(compared or checked.changes, margin))})
 
 
 # ----------------------------------------------------------------------------------------------
