@@ -58,7 +58,7 @@ from typing import Any  # noqa: E402
 from prefect import flow, get_run_logger, task  # noqa: E402
 from prefect.cache_policies import INPUTS, NO_CACHE, CacheKeyFnPolicy  # noqa: E402
 
-from connectors.eli import VersionUnavailableError, download_act, eli_for_act, eli_source_from_settings  # noqa: E402
+from connectors.eli import download_act, eli_for_act, eli_source_from_settings  # noqa: E402
 from connectors.http import HttpFetchError  # noqa: E402
 from connectors.landing import RawLandingZone  # noqa: E402
 from lexpipe.layout import Layout  # noqa: E402
@@ -100,7 +100,7 @@ def _transient_download_error(task, task_run, state) -> bool:
     exc = _exception(state)
     if isinstance(exc, HttpFetchError):
         return exc.retryable
-    return isinstance(exc, (ConnectionError, TimeoutError)) and not isinstance(exc, VersionUnavailableError)
+    return isinstance(exc, (ConnectionError, TimeoutError))
 
 
 def _transient_index_error(task, task_run, state) -> bool:

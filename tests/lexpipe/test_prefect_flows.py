@@ -397,3 +397,23 @@ def test_benchmark_flow_refuses_an_unpublished_version(refreshed: Refreshed, sam
     assert state.is_failed()
     with pytest.raises(RuntimeError, match="2030-01-01 is not published"):
         state.result()
+
+
+# ----------------------------------------------------------------------------------------------
+# the command line
+
+
+def test_cli_runs_the_flows_and_prints_a_table(refreshed: Refreshed, sample_dir: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
+    from lexpipe.cli import main
+
+    home = _copy_home(refreshed.home, tmp_path / "home")
+    for k, v in _env(tmp_path / "unused", sample_dir).items():
+        monkeypatch.setenv(k, v)
+    assert main(["prefect", "refresh", "--home", str(home), "--versions", NEW, "--no-index"]) == 0
+    out = capsys.readouterr().out
+    assert "pl:kc corpus refresh (Prefect)" in out and NEW in out and "published" in out
+    assert f"serving: pl:kc {NEW}" in out
+    assert not (tmp_path / "unused").exists()  # --home wins over LEXPIPE_HOME
+    assert main(["prefect", "benchmark", "--home", str(home), "--versions", "2030-01-01"]) == 1
+    assert "2030-01-01 is not published" in capsys.readouterr().out
