@@ -42,7 +42,6 @@ from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any, Mapping, Sequence
 
 import dagster as dg
@@ -297,9 +296,10 @@ def build_source_sensor(watchers: Sequence[SourceWatcher], *, name: str = "sourc
                required_resource_keys=required, default_status=default_status,
                description="Polls every watched source for a new version (ELI change date / ETag) and "
                            "launches the refresh job for it: one run per (act, version).")
-    def _sensor(context: dg.SensorEvaluationContext, **resources: Any) -> dg.SensorResult:
-        # Dagster passes the required resources as keyword arguments
-        return evaluate_watchers(context, watchers, budget_s=budget_s, resources=SimpleNamespace(**resources))
+    def _sensor(context: dg.SensorEvaluationContext, **_resources: Any) -> dg.SensorResult:
+        # A direct call (tests) also passes the required resources as keyword arguments, the
+        # daemon does not: ``context.resources`` holds them in both cases.
+        return evaluate_watchers(context, watchers, budget_s=budget_s, resources=context.resources)
 
     return _sensor
 
