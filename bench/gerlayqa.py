@@ -6,7 +6,8 @@
 Builds (or reuses) the German corpus under --home (``pipelines.german_statute_build``: both BGB
 versions, the newest is searched) and the embedded index (German analyser, ``lang="de"``; hybrid =
 RRF of bm25 and dense, no Polish reranker, no Polish lead-in stripping), then prints recall@1/5/10
-and MRR (article level: the project's recall = share of a question's gold §§ in the top k) and
+, hit@10 and MRR (article level: the project's recall = share of a question's gold §§ in the top k;
+hit@10 = a gold § in the top 10, the definition of the issue's bar figures) and
 query p50/p95 for:
 
 * ``bm25`` — full question, and query reductions (stop words dropped, key terms);
@@ -47,6 +48,7 @@ def metrics(rankings: list[list[str]], golds: list[list[str]]) -> dict:
     n = len(golds) or 1
     out = {f"R@{k}": sum(recall_at(r, g, k) for r, g in zip(rankings, golds)) / n for k in (1, 5, 10)}
     out["MRR"] = sum(reciprocal_rank(r, g) for r, g in zip(rankings, golds)) / n
+    out["hit@10"] = sum(any(a in set(g) for a in r[:10]) for r, g in zip(rankings, golds)) / n
     return out
 
 
@@ -58,8 +60,8 @@ def pct(values: list[float], q: float) -> float:
 def row(name: str, query: str, m: dict, n: int, lat: list[float] | None = None) -> str:
     p50 = f"{statistics.median(lat):7.1f}" if lat else "      -"
     p95 = f"{pct(lat, 0.95):7.1f}" if lat else "      -"
-    return (f"| {name} | {query} | {n} | {m['R@1']:.3f} | {m['R@5']:.3f} | {m['R@10']:.3f} | {m['MRR']:.3f} "
-            f"| {p50} | {p95} |")
+    return (f"| {name} | {query} | {n} | {m['R@1']:.3f} | {m['R@5']:.3f} | {m['R@10']:.3f} | {m['hit@10']:.3f} "
+            f"| {m['MRR']:.3f} | {p50} | {p95} |")
 
 
 def title_docs(chunks):
@@ -87,7 +89,11 @@ def main() -> None:
     ap.add_argument("--dense-questions", type=int, default=0, help="dense legs on a seeded sample of this many (0 = all)")
     ap.add_argument("--dense-words", type=int, default=48)
     ap.add_argument("--legs-cache", default=None, help="pickle of the legs: re-running the fusion study skips retrieval")
+    ap.add_argument("--heading-study", type=int, default=0, metavar="N",
+                    help="only: bm25 on a seeded sample of N questions over chunks indexed with each heading mode")
     args = ap.parse_args()
+    if args.heading_study:
+        return heading_study(args)
 
     from pipelines.benchmarks.gerlayqa import load_gerlayqa
     from pipelines.benchmarks.section_prior import Candidates, assign_folds, cross_validated_fusion, prior_rankings, rrf_rankings
@@ -185,8 +191,9 @@ def main() -> None:
     n = len(questions)
     ranks = {name: [[a for a, _ in legs] for legs in d["legs"]] for name, d in data.items()}
     print()
-    print("| variant | query | n | R@1 | R@5 | R@10 | MRR | p50 ms | p95 ms |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("R@k: share of a question's gold §§ in the top k (the project's recall); hit@10: a gold § in the top 10")
+    print("| variant | query | n | R@1 | R@5 | R@10 | hit@10 | MRR | p50 ms | p95 ms |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, label in (("bm25", "question"), ("bm25_stop", "question without stop words"),
                         (f"bm25_key", f"{args.dense_words} key terms")):
         print(row("bm25", label, metrics(ranks[name], golds), n, data[name]["lat"]))
@@ -204,29 +211,61 @@ def main() -> None:
     prior = prior_rankings(golds, folds, vocabulary=len(in_force))
     print(row("prior (CV)", "question ignored", metrics(prior, golds), n))
 
-    # learned fusion, out of fold
-    def cands(lex: str, dn: str | None, subset: list[int]) -> list[Candidates]:
-        out = []
-        for i in subset:
-            legs = {"bm25": data[lex]["legs"][i]}
-            if dn:
-                legs["dense"] = data[dn]["legs"][pos[i]]
-            out.append(Candidates(legs))
-        return out
+    # learned fusion, out of fold: the legs named, each leg's rank/score features, ± the log-prior
+    def cands(legs: list[str], subset: list[int]) -> list[Candidates]:
+        return [Candidates({leg: data[leg]["legs"][pos[i] if leg.startswith("dense") else i] for leg in legs})
+                for i in subset]
 
-    for lex, dn, use_prior in (("bm25", None, True), ("bm25_key", None, True), ("bm25", "dense_head", False),
-                               ("bm25", "dense_head", True), ("bm25", "dense_key", True),
-                               ("bm25_key", "dense_key", True)):
-        subset = list(range(n)) if dn is None else didx
+    lexical = ["bm25", "bm25_key", "bm25_stop"]
+    variants = [(["bm25"], True), (["bm25", "bm25_key"], True), (lexical, False), (lexical, True),
+                (["bm25", "dense_head"], False), (["bm25", "dense_head"], True), (["bm25_key", "dense_key"], True),
+                ([*lexical, "dense_head", "dense_key"], False), ([*lexical, "dense_head", "dense_key"], True),
+                (lexical, True, "dense sample")]
+    for legs, use_prior, *on in variants:
+        subset = didx if on or any(leg.startswith("dense") for leg in legs) else list(range(n))
         t0 = time.perf_counter()
-        ranked, models = cross_validated_fusion(cands(lex, dn, subset), [golds[i] for i in subset],
-                                                [folds[i] for i in subset],
-                                                legs=["bm25"] + (["dense"] if dn else []), vocabulary=len(in_force),
+        ranked, models = cross_validated_fusion(cands(legs, subset), [golds[i] for i in subset],
+                                                [folds[i] for i in subset], legs=legs, vocabulary=len(in_force),
                                                 use_prior=use_prior)
-        w = models[0].weights.round(2).tolist()
-        print(row(f"fusion{' + prior' if use_prior else ''} (CV)", f"{lex}{' + ' + dn if dn else ''}",
+        w = dict(zip(models[0].features, models[0].weights.round(2).tolist()))
+        print(row(f"fusion{' + prior' if use_prior else ''} (CV)", " + ".join(legs),
                   metrics(ranked, [golds[i] for i in subset]), len(subset))
               + f" fold-0 weights {w} ({time.perf_counter() - t0:.0f}s)")
+
+def heading_study(args) -> None:
+    """BM25 (full question) over the same Absatz chunks indexed with each heading mode of
+    ``pipelines.german_statute_build.chunk_heading``; lexical only (model-free vectors)."""
+    from pipelines.benchmarks.gerlayqa import load_gerlayqa
+    from pipelines.corpus_store import CorpusStore
+    from pipelines.german_statute_build import HEADING_MODES, build_german_chunks
+    from pipelines.retrieval.analyzers import get_analyzer
+    from pipelines.retrieval.embedded_backend import EmbeddedBackend
+    from pipelines.retrieval.encoders import get_encoder
+
+    layout = Layout(Path(args.home))
+    articles = CorpusStore(layout).read(ACT, args.version, "articles")
+    statuses = dict(zip(articles["id"].to_pylist(), articles["status"].to_pylist()))
+    qs = load_gerlayqa(Path(args.sample_dir) / "de" / "gerlayqa" / "bgb_dev.json", corpus_acts={ACT})
+    pairs = [(q.question, [r.article_id for r in q.gold_refs if statuses.get(r.article_id) == "in_force"]) for q in qs]
+    pairs = [p for p in pairs if p[1]]
+    sample = random.Random(args.seed).sample(pairs, min(args.heading_study, len(pairs)))
+    enc = get_encoder("hashing")
+    filters = Filters(act_ids=(ACT,), version=args.version, statuses=("in_force",))
+    print(f"heading study: bm25, {len(sample)} questions (seed {args.seed}), {ACT} {args.version}")
+    print("| indexed heading | example | R@1 | R@5 | R@10 | hit@10 | MRR |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for mode in HEADING_MODES:
+        chunks = build_german_chunks(articles, max_tokens=256, heading=mode)
+        vecs = enc.encode_passages(["x"] * chunks.num_rows)
+        be = EmbeddedBackend(Path(args.home) / "index" / f"heading-study-{mode}", encoder=enc, analyzer=get_analyzer("de"))
+        be.build(ACT, args.version, chunks, vecs)
+        table = be.state(ACT)["versions"][args.version]["table"]
+        ranks = [[h.article_id for h in collapse_to_articles(be.bm25(table, q, filters, args.k * 3), args.k)]
+                 for q, _ in sample]
+        m = metrics(ranks, [g for _, g in sample])
+        ex = next(h for h, a in zip(chunks["heading_path"].to_pylist(), chunks["article_id"].to_pylist())
+                  if a == "de:bgb:par:573b")
+        print(f"| {mode} | {ex[:90]} | {m['R@1']:.3f} | {m['R@5']:.3f} | {m['R@10']:.3f} | {m['hit@10']:.3f} | {m['MRR']:.3f} |")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ whose own prior features exclude both fold i and their own fold (nested), so no 
 ever reaches the features or weights used to rank it.
 
 The fusion model is a listwise softmax (one group per question: its candidate §§, the gold ones
-positive) over a handful of standardised features per candidate: each leg's reciprocal rank and
-score relative to the leg's best, whether the leg retrieved it, and the log-prior.
+positive) over a handful of standardised features per candidate: each leg's log-rank and score
+relative to the leg's best, whether the leg retrieved it, and the log-prior; fitted by L-BFGS.
 """
 
 from __future__ import annotations
@@ -83,7 +83,13 @@ def fold_priors(golds: Sequence[Sequence[str]], folds: Sequence[int], *, vocabul
 # ----------------------------------------------------------------------------------------------
 # learned fusion
 
-FEATURES = ("log_prior", "bm25_rr", "bm25_rel", "bm25_in", "dense_rr", "dense_rel", "dense_in")
+# per leg: −log(rank) (−log(2·depth) when the leg did not retrieve it), score / the leg's best score,
+# retrieved at all
+LEG_FEATURES = ("logrank", "rel", "in")
+
+
+def feature_names(legs: Sequence[str], use_prior: bool = True) -> tuple[str, ...]:
+    return (("log_prior",) if use_prior else ()) + tuple(f"{leg}_{f}" for leg in legs for f in LEG_FEATURES)
 
 
 @dataclass
@@ -92,27 +98,33 @@ class Candidates:
     legs: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
 
-def candidate_features(cands: Candidates, prior: SectionPrior, prior_depth: int,
-                       legs: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """Candidate §§ (union of the legs and the prior's top ``prior_depth``) and their features."""
+def candidate_features(cands: Candidates, prior: SectionPrior, prior_depth: int, legs: Sequence[str],
+                       use_prior: bool = True) -> tuple[list[str], np.ndarray]:
+    """Candidate §§ (union of the legs and, with the prior, its top ``prior_depth``) and their
+    features in :func:`feature_names` order."""
     ids: dict[str, None] = {}
     for leg in legs:
         for a, _ in cands.legs.get(leg, []):
             ids.setdefault(a)
-    for a in prior.top(prior_depth):
-        ids.setdefault(a)
+    if use_prior:
+        for a in prior.top(prior_depth):
+            ids.setdefault(a)
     order = list(ids)
-    x = np.zeros((len(order), len(FEATURES)))
+    names = feature_names(legs, use_prior)
+    x = np.zeros((len(order), len(names)))
     pos = {a: i for i, a in enumerate(order)}
-    x[:, 0] = [prior.log_prior(a) for a in order]
-    for leg, base in (("bm25", 1), ("dense", 4)):
-        ranked = cands.legs.get(leg, []) if leg in legs else []
+    if use_prior:
+        x[:, 0] = [prior.log_prior(a) for a in order]
+    for j, leg in enumerate(legs):
+        base = (1 if use_prior else 0) + j * len(LEG_FEATURES)
+        ranked = cands.legs.get(leg, [])
         if not ranked:
             continue
         best = max(abs(s) for _, s in ranked) or 1.0
+        x[:, base] = -math.log(2 * len(ranked))
         for r, (a, s) in enumerate(ranked, 1):
             i = pos[a]
-            x[i, base] = 1.0 / r
+            x[i, base] = -math.log(r)
             x[i, base + 1] = s / best
             x[i, base + 2] = 1.0
     return order, x
@@ -129,28 +141,37 @@ class FusionModel:
         return ((x - self.mean) / self.std) @ self.weights
 
 
-def fit_listwise(groups: Sequence[tuple[np.ndarray, np.ndarray]], *, l2: float = 1e-3, iters: int = 300,
-                 lr: float = 0.5) -> FusionModel:
+def fit_listwise(groups: Sequence[tuple[np.ndarray, np.ndarray]], *, l2: float = 1e-2,
+                 features: tuple[str, ...] = ()) -> FusionModel:
     """Softmax over each group's candidates, maximising the probability mass on its gold ones
-    (groups without a gold candidate carry no signal and are skipped); full-batch gradient ascent."""
+    (groups without a gold candidate carry no signal and are skipped); L-BFGS on the mean
+    negative log-likelihood plus ``l2`` · |w|² over standardised features."""
+    from scipy.optimize import minimize
+
     groups = [(x, y) for x, y in groups if y.any() and len(y) > 1]
     if not groups:
         raise ValueError("no training group has a gold candidate")
     allx = np.concatenate([x for x, _ in groups])
     mean, std = allx.mean(0), allx.std(0)
     std[std == 0] = 1.0
-    zs = [((x - mean) / std, y.astype(float)) for x, y in groups]
-    w = np.zeros(allx.shape[1])
-    for _ in range(iters):
-        grad = -l2 * w
-        for z, y in zs:
-            s = z @ w
-            p = np.exp(s - s.max())
-            p /= p.sum()
-            q = y / y.sum()
-            grad += z.T @ (q - p)
-        w += lr * grad / len(zs)
-    return FusionModel(w, mean, std, FEATURES)
+    z = (allx - mean) / std
+    q = np.concatenate([y / y.sum() for _, y in groups]).astype(float)
+    bounds = np.cumsum([0] + [len(y) for _, y in groups])
+    starts = bounds[:-1]
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        s = z @ w
+        gmax = np.maximum.reduceat(s, starts)
+        e = np.exp(s - np.repeat(gmax, np.diff(bounds)))
+        norm = np.add.reduceat(e, starts)
+        logp = s - np.repeat(gmax + np.log(norm), np.diff(bounds))
+        p = np.exp(logp)
+        nll = -(q * logp).sum() / len(groups) + l2 * (w @ w)
+        grad = -(z.T @ (q - p * np.repeat(np.add.reduceat(q, starts), np.diff(bounds)))) / len(groups) + 2 * l2 * w
+        return nll, grad
+
+    res = minimize(loss, np.zeros(z.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    return FusionModel(res.x, mean, std, features)
 
 
 def cross_validated_fusion(cands: Sequence[Candidates], golds: Sequence[Sequence[str]], folds: Sequence[int], *,
@@ -158,8 +179,7 @@ def cross_validated_fusion(cands: Sequence[Candidates], golds: Sequence[Sequence
                            use_prior: bool = True) -> tuple[list[list[str]], dict[int, FusionModel]]:
     """Ranked §§ per question, each fold ranked by a model fitted (and priors counted) without it."""
     fold_ids = sorted(set(folds))
-    active = [i for i, f in enumerate(FEATURES) if (use_prior or f != "log_prior")
-              and (f == "log_prior" or f.split("_")[0] in legs)]
+    names = feature_names(legs, use_prior)
     ranked: list[list[str]] = [[] for _ in cands]
     models: dict[int, FusionModel] = {}
     for test in fold_ids:
@@ -170,18 +190,18 @@ def cross_validated_fusion(cands: Sequence[Candidates], golds: Sequence[Sequence
             if f == test:
                 continue
             prior = nested[f]
-            order, x = candidate_features(c, prior, prior_depth if use_prior else 0, legs)
+            order, x = candidate_features(c, prior, prior_depth, legs, use_prior)
             gs = set(g)
-            groups.append((x[:, active], np.array([a in gs for a in order])))
-        model = fit_listwise(groups)
+            groups.append((x, np.array([a in gs for a in order])))
+        model = fit_listwise(groups, features=names)
         models[test] = model
         c_count, n = count_labels(golds, folds, {test})
         prior = SectionPrior(c_count, n, vocabulary, alpha, (test,))
         for i, (c, f) in enumerate(zip(cands, folds)):
             if f != test:
                 continue
-            order, x = candidate_features(c, prior, prior_depth if use_prior else 0, legs)
-            s = model.score(x[:, active])
+            order, x = candidate_features(c, prior, prior_depth, legs, use_prior)
+            s = model.score(x)
             ranked[i] = [order[j] for j in np.argsort(-s, kind="stable")]
     return ranked, models
 
