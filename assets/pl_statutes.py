@@ -25,8 +25,7 @@ from assets.resources import CorpusStorage, EliApi, ParseConfig, SearchConfig
 from connectors.eli import EliError, EliSource, SampleEliSource, download_act, eli_for_act
 from pipelines.corpus_store import CorpusStore
 from pipelines.statute_build import chunk_step, diff_step, parse_step, publish_step
-from pipelines.validation import validate_table
-from schemas.expectations import articles_suite, chunks_suite
+from pipelines.corpus_checks import check_articles, check_chunks  # the same checks gate the Prefect flow
 
 ACT_ID = "pl:kc"
 PREFIX = ["pl", "kc"]
@@ -117,11 +116,9 @@ def articles(context: dg.AssetExecutionContext, storage: CorpusStorage,
 def articles_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
                    parse_config: ParseConfig) -> dg.AssetCheckResult:
     version = context.partition_key
-    store = CorpusStore(storage.layout)
-    prev = store.previous_version(ACT_ID, version)
-    prev_count = store.read(ACT_ID, prev, "articles", published_only=True).num_rows if prev else None
-    report = validate_table(store.read(ACT_ID, version, "articles"),
-                            articles_suite(prev_count, parse_config.article_count_tolerance), name="articles")
+    checked = check_articles(storage.layout, act_id=ACT_ID, version=version,
+                             tolerance=parse_config.article_count_tolerance)
+    report, prev = checked.report, checked.previous_version
     context.log.info(report.summary())
     return dg.AssetCheckResult(passed=report.success, description=report.summary(),
                                metadata={**report.to_metadata(), "version": version, "previous_version": prev or "none"})
@@ -146,8 +143,8 @@ def chunks(context: dg.AssetExecutionContext, storage: CorpusStorage, parse_conf
                 description="Great Expectations suite schemas.expectations.chunks_suite")
 def chunks_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
                  parse_config: ParseConfig) -> dg.AssetCheckResult:
-    table = CorpusStore(storage.layout).read(ACT_ID, context.partition_key, "chunks")
-    report = validate_table(table, chunks_suite(1, parse_config.chunk_max_tokens), name="chunks")
+    report = check_chunks(storage.layout, act_id=ACT_ID, version=context.partition_key,
+                          max_tokens=parse_config.chunk_max_tokens)
     context.log.info(report.summary())
     return dg.AssetCheckResult(passed=report.success, description=report.summary(),
                                metadata={**report.to_metadata(), "version": context.partition_key})
