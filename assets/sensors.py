@@ -51,7 +51,7 @@ warnings.filterwarnings("ignore", message="Specifying a partitions_def on an Ass
 
 from assets import benchmarks, pl_statutes
 from assets.resources import CorpusStorage, EliApi
-from connectors.eli import EliError, eli_for_act
+from connectors.eli import EliError, HttpEliSource, eli_for_act
 from lexpipe.settings import get_settings
 from pipelines.corpus_store import CorpusStore
 
@@ -159,8 +159,12 @@ class EliActWatcher(SourceWatcher):
         eli_api: EliApi = resources.eli
         source = eli_api.poll_source(storage.layout.raw)
         known_version = state.get("version")
-        # without a remembered change date a 304 would tell us nothing: ask unconditionally
-        result = source.poll_metadata(self.eli, conditional=bool(known_version))
+        try:
+            # without a remembered change date a 304 would tell us nothing: ask unconditionally
+            result = source.poll_metadata(self.eli, conditional=bool(known_version))
+        finally:
+            if isinstance(source, HttpEliSource):  # a client per poll: the code server lives for days
+                source.client.close()
         polled_at = _utcnow()
         base = {**state, "act_id": self.act_id, "eli": self.eli, "url": result.url,
                 "polled_at": polled_at.isoformat(),
