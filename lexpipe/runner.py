@@ -19,9 +19,17 @@ def ensure_dagster_home(project_root: Path | None = None) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(home)
     src = (project_root or Path(__file__).resolve().parents[1]) / "dagster.yaml"
-    if src.exists() and not (home / "dagster.yaml").exists():
-        shutil.copy(src, home / "dagster.yaml")
+    dst = home / "dagster.yaml"
+    if src.exists() and (not dst.exists() or (_managed(dst) and dst.read_bytes() != src.read_bytes())):
+        # the project's file changed (e.g. new pools): an old copy must not keep the old instance
+        # config; a file an operator wrote without the marker line is theirs and left alone
+        shutil.copy(src, dst)
     return home
+
+
+def _managed(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.readline().startswith(b"# lexpipe-managed")
 
 
 @dataclass
