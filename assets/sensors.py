@@ -49,7 +49,7 @@ import dagster as dg
 # Partitioned asset checks are "preview" in Dagster 1.13 (see assets/pl_statutes.py).
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
 
-from assets import benchmarks, pl_statutes
+from assets import benchmarks, de_cases, pl_statutes
 from assets.resources import CorpusStorage, EliApi
 from connectors.eli import EliError, HttpEliSource, eli_for_act
 from lexpipe.settings import get_settings
@@ -71,7 +71,7 @@ class NewVersion:
     act_id: str
     version: str
     change_date: str | None
-    partitions_def_name: str
+    partitions_def_name: str | None  # None: the job is not partitioned (e.g. the case-law sync)
     job_name: str
     asset_selection: tuple[dg.AssetKey, ...] | None = None  # None: the whole job
     tags: Mapping[str, str] = field(default_factory=dict)
@@ -213,6 +213,57 @@ class EliActWatcher(SourceWatcher):
                 "etag": state.get("etag") or "none", "url": state.get("url") or ""}
 
 
+class OpenLegalDataWatcher(SourceWatcher):
+    """The Open Legal Data cases API (or its offline sample emulator).
+
+    A poll is one one-record request (``ordering=-date``): the case count and the newest decision
+    form a fingerprint; an unseen fingerprint runs the ``cases_refresh`` job (sync → chunks →
+    check → index). The sync itself is incremental and catches edits of older decisions in its
+    overlap window, so the watcher only has to notice that there is something to sync."""
+
+    required_resource_keys = frozenset({"storage"})
+
+    def __init__(self, *, job: Any, poll_window: dt.timedelta) -> None:
+        self.name = "openlegaldata:cases"
+        self.source_key = dg.AssetKey(["sources", "de_openlegaldata"])
+        self.description = ("The Open Legal Data cases API, polled by the source_watch sensor; each observation "
+                            "records one successful poll (case count, newest decision).")
+        self.job = job
+        self.poll_window = poll_window
+
+    def poll(self, resources: Any, state: Mapping[str, Any]) -> PollOutcome:
+        from connectors.openlegaldata import case_sync_from_settings
+
+        storage: CorpusStorage = resources.storage
+        base_settings = get_settings()
+        # a sensor-sized budget: short timeout, one retry (a slow API costs a skipped tick)
+        settings = base_settings.model_copy(update={"home": storage.layout.home, "http_max_retries": 1,
+                                                    "http_timeout_s": base_settings.source_poll_timeout_s})
+        sync = case_sync_from_settings(settings)
+        try:
+            probe = sync.api.probe()
+        finally:
+            sync.api.client.close()
+        polled_at = _utcnow()
+        seen: dict[str, str] = dict(state.get("seen", {}))
+        base = {**state, "url": probe.url, "polled_at": polled_at.isoformat(), "count": probe.count,
+                "newest_date": probe.newest_date, "newest_id": probe.newest_id}
+        new: tuple[NewVersion, ...] = ()
+        if probe.fingerprint in seen:
+            outcome, note = "unchanged", f"{self.name}: {probe.count} cases, newest {probe.newest_date}; no change"
+        else:
+            outcome = "changed"
+            note = f"{self.name}: {probe.count} cases, newest {probe.newest_date} ({probe.newest_id}): sync requested"
+            seen = _remember(seen, probe.fingerprint, "requested")
+            new = (NewVersion(act_id="de:cases", version=probe.fingerprint, change_date=probe.newest_date,
+                              partitions_def_name=None, job_name=self.job.name,
+                              tags={"lexpipe/source": self.name}),)
+        observation = {"polled_at": dg.MetadataValue.timestamp(polled_at), "result": outcome,
+                       "cases": probe.count, "newest_decision": probe.newest_date or "none", "url": probe.url}
+        return PollOutcome(state={**base, "seen": seen, "last_result": outcome}, note=note, new_versions=new,
+                           observation=observation)
+
+
 # ----------------------------------------------------------------------------------------------
 # the sensor
 
@@ -271,9 +322,11 @@ def evaluate_watchers(context: dg.SensorEvaluationContext, watchers: Sequence[So
         notes.append(outcome.note)
         events.append(dg.AssetObservation(asset_key=watcher.source_key, metadata=dict(outcome.observation)))
         for nv in outcome.new_versions:
-            partitions.setdefault(nv.partitions_def_name, []).append(nv.version)
+            if nv.partitions_def_name is not None:
+                partitions.setdefault(nv.partitions_def_name, []).append(nv.version)
             runs.append(dg.RunRequest(
-                run_key=nv.run_key, job_name=nv.job_name, partition_key=nv.version,
+                run_key=nv.run_key, job_name=nv.job_name,
+                partition_key=nv.version if nv.partitions_def_name is not None else None,
                 asset_selection=list(nv.asset_selection) if nv.asset_selection is not None else None,
                 tags=dict(nv.tags)))
     for note in notes:
@@ -391,7 +444,8 @@ def _watchers() -> list[SourceWatcher]:
         EliActWatcher(pl_statutes.ACT_ID, source_key=pl_statutes.SOURCE_KEY, partitions_def=pl_statutes.versions,
                       job=refresh_job, job_assets=REFRESH_ASSETS, poll_window=window,
                       optional_if_present={benchmarks.questions.key: benchmarks.questions_path}),
-        # German statutes and Open Legal Data cases: append their watchers here.
+        OpenLegalDataWatcher(job=de_cases.cases_job, poll_window=window),
+        # German statutes: append their watcher here.
     ]
 
 

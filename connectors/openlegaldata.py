@@ -383,6 +383,19 @@ class RawRecord:
 
 
 @dataclass(frozen=True)
+class SourceProbe:
+    url: str
+    count: int
+    newest_date: str | None
+    newest_id: Any
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes when a decision is added or removed (count) or a newer one appears."""
+        return f"{self.count}:{self.newest_date}:{self.newest_id}"
+
+
+@dataclass(frozen=True)
 class ParsedPage:
     records: list[RawRecord]
     next_url: str | None
@@ -757,6 +770,25 @@ class OpenLegalDataApi:
         if page > 1:
             query["page"] = page
         return str(httpx.URL(f"{self.base_url}/courts/", params=query))
+
+    def probe_url(self) -> str:
+        """One record, newest decision date first: ``ordering=-date`` is what the live API honours."""
+        return str(httpx.URL(f"{self.base_url}/cases/", params={"ordering": "-date", "page_size": 1}))
+
+    def probe(self) -> "SourceProbe":
+        """What a change watcher compares between polls: the total count and the newest decision.
+
+        One small request; it cannot see edits of older records (the sync's overlap window and
+        full rescans catch those), but a new or removed decision changes it."""
+        url = self.probe_url()
+        body, _headers = self.get(url)
+        page = parse_page(body)
+        newest = next((r.obj for r in page.records if isinstance(r.obj, dict)), None)
+        if page.count is None:
+            raise PageFormatError(f"{url}: the page has no count")
+        return SourceProbe(url=url, count=page.count,
+                           newest_date=_text(newest.get("date")) if newest else None,
+                           newest_id=newest.get("id") if newest else None)
 
     def get(self, url: str) -> tuple[bytes, dict[str, str]]:
         headers = {"Accept": "application/json"}

@@ -24,7 +24,7 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
-from assets import benchmarks, pl_statutes
+from assets import benchmarks, pl_statutes, sensors
 from assets.definitions import build_definitions
 from assets.resources import default_resources
 from lexpipe.layout import Layout
@@ -70,7 +70,9 @@ class Deployment:
         resources = default_resources(self.settings(up_to))
         defs = build_definitions(resources)
         context = dg.build_sensor_context(instance=self.instance, cursor=self.cursor, resources=resources)
-        result = defs.resolve_sensor_def("source_watch")(context)
+        # the production sensor's ELI watcher (its Open Legal Data watcher has its own tests)
+        eli = [w for w in sensors.WATCHERS if isinstance(w, sensors.EliActWatcher)]
+        result = sensors.build_source_sensor(eli, name="source_watch")(context)
         self.cursor = result.cursor
         for req in result.dynamic_partitions_requests:
             self.instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))

@@ -26,6 +26,8 @@ from lexpipe.layout import Layout
 OLD, NEW = "2024-12-19", "2025-11-13"
 META_PATH = "/eli/acts/DU/1964/93"
 WATCHER = sensors.WATCHERS[0]
+# the production sensor also watches Open Legal Data (tested below): these tests are about ELI
+ELI_ONLY = build_source_sensor([WATCHER], name="source_watch_eli")
 SOURCE = pl_statutes.SOURCE_KEY
 
 
@@ -51,7 +53,7 @@ def tick(resources: Mapping[str, Any], cursor: str | None = None, *, sensor: dg.
          instance: dg.DagsterInstance | None = None) -> dg.SensorResult:
     context = dg.build_sensor_context(instance=instance or dg.DagsterInstance.ephemeral(), cursor=cursor,
                                       resources=dict(resources))
-    result = (sensor or sensors.source_watch)(context)
+    result = (sensor or ELI_ONLY)(context)
     assert isinstance(result, dg.SensorResult)
     return result
 
@@ -205,7 +207,7 @@ def test_http_slow_source_cannot_hold_the_tick(httpserver: HTTPServer, tmp_path:
         return Response(json.dumps(api_metadata(NEW)), status=200, headers={"Content-Type": "application/json"})
 
     httpserver.expect_request(META_PATH).respond_with_handler(slow)
-    sensor = build_source_sensor(sensors.WATCHERS, name="source_watch_test", budget_s=1.5)
+    sensor = build_source_sensor([WATCHER], name="source_watch_test", budget_s=1.5)
     t0 = time.monotonic()
     result = tick(http_resources(tmp_path, httpserver, timeout_s=10.0), None, sensor=sensor)
     assert time.monotonic() - t0 < 3.0  # the server answers only after 3.5 s
@@ -324,7 +326,8 @@ def test_refresh_job_covers_corpus_index_and_staleness():
         "pl/kc/raw_pdf", "pl/kc/articles", "pl/kc/chunks", "pl/kc/diff", "pl/kc/published", "pl/kc/search_index",
         "benchmarks/questions", "benchmarks/staleness"}
     sensor = defs.resolve_sensor_def("source_watch")
-    assert sensor.job_name == "pl_kc_refresh" and sensor.default_status == dg.DefaultSensorStatus.STOPPED
+    assert {j.name for j in sensor.jobs} == {"pl_kc_refresh", "cases_refresh"}
+    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
     assert sensor.minimum_interval_seconds == 3600
     graph = defs.resolve_asset_graph()
     assert SOURCE in graph.get(pl_statutes.raw_pdf.key).parent_keys  # lineage: source → raw PDF
@@ -340,3 +343,44 @@ def test_pools_in_dagster_yaml_and_on_the_assets(tmp_path: Path, monkeypatch: py
     graph = defs.resolve_asset_graph()
     assert graph.get(pl_statutes.search_index.key).pools == {"index"}
     assert graph.get(dg.AssetKey(["benchmarks", "answers"])).pools == {"llm"}
+
+
+# --------------------------------------------------------------------------- Open Legal Data watcher
+
+
+def _oldp_tick(home: Path, sample_dir: Path, monkeypatch: pytest.MonkeyPatch, cursor: str | None = None,
+               sample: Path | None = None) -> dg.SensorResult:
+    from lexpipe.settings import get_settings
+
+    monkeypatch.setenv("LEXPIPE_OFFLINE", "true")
+    monkeypatch.setenv("LEXPIPE_SAMPLE_DIR", str(sample or sample_dir))
+    get_settings.cache_clear() if hasattr(get_settings, "cache_clear") else None
+    watcher = next(w for w in sensors.WATCHERS if isinstance(w, sensors.OpenLegalDataWatcher))
+    sensor = build_source_sensor([watcher], name="source_watch_oldp")
+    return tick({"storage": CorpusStorage(home=str(home))}, cursor, sensor=sensor)
+
+
+def test_case_law_watcher_requests_a_sync_once_per_change(tmp_path: Path, sample_dir: Path,
+                                                          monkeypatch: pytest.MonkeyPatch):
+    first = _oldp_tick(tmp_path, sample_dir, monkeypatch)
+    [run] = first.run_requests
+    assert run.job_name == "cases_refresh" and run.partition_key is None and not first.dynamic_partitions_requests
+    assert run.run_key == "de:cases:16:2018-11-21:1888"  # 16 records in the sample, newest BGH/LG decision
+    [obs] = first.asset_events
+    assert obs.asset_key == dg.AssetKey(["sources", "de_openlegaldata"]) and obs.metadata["cases"].value == 16
+    again = _oldp_tick(tmp_path, sample_dir, monkeypatch, first.cursor)
+    assert "no change" in skip_text(again)
+    # a decision disappears from the source (a copy of the samples without one file): a new sync
+    smaller = tmp_path / "samples"
+    shutil.copytree(sample_dir / "de" / "openlegaldata", smaller / "de" / "openlegaldata")
+    (smaller / "de" / "openlegaldata" / "bgh-2018-04-09-vi-zr-7816.json").unlink()
+    changed = _oldp_tick(tmp_path, sample_dir, monkeypatch, again.cursor, sample=smaller)
+    [run] = changed.run_requests
+    assert run.run_key.startswith("de:cases:15:")
+
+
+def test_case_law_watcher_failure_keeps_the_cursor(tmp_path: Path, sample_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    first = _oldp_tick(tmp_path, sample_dir, monkeypatch)
+    broken = _oldp_tick(tmp_path, sample_dir, monkeypatch, first.cursor, sample=tmp_path / "nowhere")
+    assert "poll failed" in skip_text(broken)
+    assert load_cursor(broken.cursor) == load_cursor(first.cursor)
