@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets import answers, benchmarks, de_cases, pl_statutes, sensors
+from assets import answers, benchmarks, de_cases, de_statutes, pl_statutes, sensors
 from assets.resources import default_resources
 
 
@@ -13,10 +13,11 @@ def build_definitions(resources: dict | None = None) -> dg.Definitions:
     resources = {**default_resources(), **resources} if resources else default_resources()
     return dg.Definitions(
         assets=[*pl_statutes.ASSETS, *benchmarks.ASSETS, *answers.ASSETS, *sensors.SOURCE_ASSETS,
-                *de_cases.ASSETS],
-        asset_checks=[*pl_statutes.CHECKS, *benchmarks.CHECKS, *sensors.CHECKS, *de_cases.CHECKS],
+                *de_cases.ASSETS, *de_statutes.ASSETS],
+        asset_checks=[*pl_statutes.CHECKS, *benchmarks.CHECKS, *sensors.CHECKS, *de_cases.CHECKS,
+                      *de_statutes.CHECKS],
         jobs=[pl_statutes.corpus_job, pl_statutes.main_job, benchmarks.benchmark_job, *answers.JOBS, *sensors.JOBS,
-              *de_cases.JOBS],
+              *de_cases.JOBS, *de_statutes.JOBS],
         schedules=[*benchmarks.SCHEDULES, *answers.SCHEDULES, *sensors.SCHEDULES],
         sensors=[*sensors.SENSORS],
         resources=resources,

@@ -49,7 +49,7 @@ import dagster as dg
 # Partitioned asset checks are "preview" in Dagster 1.13 (see assets/pl_statutes.py).
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
 
-from assets import benchmarks, de_cases, pl_statutes
+from assets import benchmarks, de_cases, de_statutes, pl_statutes
 from assets.resources import CorpusStorage, EliApi
 from connectors.eli import EliError, HttpEliSource, eli_for_act
 from lexpipe.settings import get_settings
@@ -75,6 +75,7 @@ class NewVersion:
     job_name: str
     asset_selection: tuple[dg.AssetKey, ...] | None = None  # None: the whole job
     tags: Mapping[str, str] = field(default_factory=dict)
+    static_partition: str | None = None  # a partition of a static partitions definition (no add request)
 
     @property
     def run_key(self) -> str:
@@ -264,6 +265,53 @@ class OpenLegalDataWatcher(SourceWatcher):
                            observation=observation)
 
 
+class GermanStatuteWatcher(SourceWatcher):
+    """The German statute sources (bundestag/gesetze Markdown, gesetze-im-internet PDFs) of one
+    folder: a poll hashes each act's source files; a changed set of hashes runs that act's
+    partition of ``de_statutes_refresh`` (which builds every text state and publishes the new one).
+    The run key is the act plus its sources' combined hash, so a state is processed once."""
+
+    required_resource_keys = frozenset({"storage"})
+
+    def __init__(self, *, job: Any, poll_window: dt.timedelta) -> None:
+        self.name = "de:statutes"
+        self.source_key = dg.AssetKey(["sources", "de_statutes"])
+        self.description = ("The German statute source folder (LEXPIPE_SAMPLE_DIR/de/gesetze, de/pdf), polled by "
+                            "the source_watch sensor; each observation records one poll (acts, their source hashes).")
+        self.job = job
+        self.poll_window = poll_window
+
+    def poll(self, resources: Any, state: Mapping[str, Any]) -> PollOutcome:
+        import hashlib
+
+        from pipelines.german_statute_build import german_sources
+
+        sources = german_sources(get_settings().sample_dir)
+        by_act: dict[str, hashlib._Hash] = {}
+        for src in sorted(sources, key=lambda s: str(s.path)):
+            h = by_act.setdefault(src.act_id, hashlib.sha256())
+            h.update(src.path.name.encode())
+            h.update(hashlib.sha256(src.path.read_bytes()).digest())
+        polled_at = _utcnow()
+        hashes = {act: h.hexdigest()[:16] for act, h in by_act.items()}
+        seen: dict[str, str] = dict(state.get("seen", {}))
+        new = []
+        for act, digest in sorted(hashes.items()):
+            key = f"{act}@{digest}"
+            if key in seen:
+                continue
+            seen = _remember(seen, key, "requested")
+            new.append(NewVersion(act_id=act, version=digest, change_date=None, partitions_def_name=None,
+                                  job_name=self.job.name, static_partition=act.split(":", 1)[1],
+                                  tags={"lexpipe/source": self.name, "lexpipe/act": act}))
+        note = (f"{self.name}: {len(new)} act(s) changed: {', '.join(n.act_id for n in new)}" if new
+                else f"{self.name}: {len(hashes)} acts, no source changed")
+        observation = {"polled_at": dg.MetadataValue.timestamp(polled_at), "result": "changed" if new else "unchanged",
+                       "acts": len(hashes), "changed": ", ".join(n.act_id for n in new) or "none"}
+        return PollOutcome(state={"polled_at": polled_at.isoformat(), "hashes": hashes, "seen": seen},
+                           note=note, new_versions=tuple(new), observation=observation)
+
+
 # ----------------------------------------------------------------------------------------------
 # the sensor
 
@@ -326,7 +374,7 @@ def evaluate_watchers(context: dg.SensorEvaluationContext, watchers: Sequence[So
                 partitions.setdefault(nv.partitions_def_name, []).append(nv.version)
             runs.append(dg.RunRequest(
                 run_key=nv.run_key, job_name=nv.job_name,
-                partition_key=nv.version if nv.partitions_def_name is not None else None,
+                partition_key=nv.version if nv.partitions_def_name is not None else nv.static_partition,
                 asset_selection=list(nv.asset_selection) if nv.asset_selection is not None else None,
                 tags=dict(nv.tags)))
     for note in notes:
@@ -445,7 +493,7 @@ def _watchers() -> list[SourceWatcher]:
                       job=refresh_job, job_assets=REFRESH_ASSETS, poll_window=window,
                       optional_if_present={benchmarks.questions.key: benchmarks.questions_path}),
         OpenLegalDataWatcher(job=de_cases.cases_job, poll_window=window),
-        # German statutes: append their watcher here.
+        GermanStatuteWatcher(job=de_statutes.de_statutes_job, poll_window=window),
     ]
 
 

@@ -11,15 +11,18 @@ def test_definitions_load_like_the_ui_does():
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == {"pl/kc/raw_pdf", "pl/kc/articles", "pl/kc/chunks", "pl/kc/diff", "pl/kc/published",
                     "pl/kc/search_index", "benchmarks/questions", "benchmarks/staleness", "benchmarks/retrieval_eval",
-                    "benchmarks/answers", "sources/pl_kc_eli", "sources/de_openlegaldata", "cases/openlegaldata", "cases/chunks",
-                    "cases/search_index", "cases/citation_counts"}
+                    "benchmarks/answers", "sources/pl_kc_eli", "sources/de_openlegaldata", "sources/de_statutes", "cases/openlegaldata", "cases/chunks",
+                    "cases/search_index", "cases/citation_counts", "de/statutes/published",
+                    "de/statutes/search_index"}
     checks = {(c.asset_key.to_user_string(), c.name) for c in graph.asset_check_keys}
     assert checks == {("pl/kc/articles", "articles_valid"), ("pl/kc/chunks", "chunks_valid"),
                       ("benchmarks/questions", "benchmark_questions_valid"),
                       ("benchmarks/retrieval_eval", "retrieval_no_regression"),
                       ("sources/pl_kc_eli", "polled_within_window"),
                       ("sources/de_openlegaldata", "polled_within_window"),
-                      ("cases/openlegaldata", "quarantine_contract"), ("cases/chunks", "case_chunks_valid")}
+                      ("sources/de_statutes", "polled_within_window"),
+                      ("cases/openlegaldata", "quarantine_contract"), ("cases/chunks", "case_chunks_valid"),
+                      ("de/statutes/published", "german_served_valid")}
     published = graph.get(dg.AssetKey(["pl", "kc", "published"]))
     assert {k.to_user_string() for k in published.parent_keys} == {"pl/kc/articles", "pl/kc/chunks", "pl/kc/diff"}
     assert defs.resolve_job_def("pl_kc_corpus").partitions_def.name == "pl_kc_versions"

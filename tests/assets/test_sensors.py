@@ -326,7 +326,7 @@ def test_refresh_job_covers_corpus_index_and_staleness():
         "pl/kc/raw_pdf", "pl/kc/articles", "pl/kc/chunks", "pl/kc/diff", "pl/kc/published", "pl/kc/search_index",
         "benchmarks/questions", "benchmarks/staleness"}
     sensor = defs.resolve_sensor_def("source_watch")
-    assert {j.name for j in sensor.jobs} == {"pl_kc_refresh", "cases_refresh"}
+    assert {j.name for j in sensor.jobs} == {"pl_kc_refresh", "cases_refresh", "de_statutes_refresh"}
     assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
     assert sensor.minimum_interval_seconds == 3600
     graph = defs.resolve_asset_graph()
@@ -384,3 +384,24 @@ def test_case_law_watcher_failure_keeps_the_cursor(tmp_path: Path, sample_dir: P
     broken = _oldp_tick(tmp_path, sample_dir, monkeypatch, first.cursor, sample=tmp_path / "nowhere")
     assert "poll failed" in skip_text(broken)
     assert load_cursor(broken.cursor) == load_cursor(first.cursor)
+
+
+def test_german_statute_watcher_runs_a_changed_act_once(tmp_path: Path, sample_dir: Path,
+                                                         monkeypatch: pytest.MonkeyPatch):
+    sample = tmp_path / "samples"
+    (sample / "de" / "gesetze").mkdir(parents=True)
+    for slug in ("gg", "hgb"):
+        shutil.copy(sample_dir / "de" / "gesetze" / f"{slug}.md", sample / "de" / "gesetze" / f"{slug}.md")
+    monkeypatch.setenv("LEXPIPE_SAMPLE_DIR", str(sample))
+    watcher = next(w for w in sensors.WATCHERS if isinstance(w, sensors.GermanStatuteWatcher))
+    sensor = build_source_sensor([watcher], name="source_watch_de")
+    first = tick({"storage": CorpusStorage(home=str(tmp_path))}, sensor=sensor)
+    assert sorted((r.job_name, r.partition_key) for r in first.run_requests) == [
+        ("de_statutes_refresh", "gg"), ("de_statutes_refresh", "hgb")]
+    assert "no source changed" in skip_text(tick({"storage": CorpusStorage(home=str(tmp_path))}, first.cursor,
+                                                 sensor=sensor))
+    gg = sample / "de" / "gesetze" / "gg.md"
+    gg.write_text(gg.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # a new text state of the GG
+    changed = tick({"storage": CorpusStorage(home=str(tmp_path))}, first.cursor, sensor=sensor)
+    [run] = changed.run_requests
+    assert run.partition_key == "gg" and run.run_key.startswith("de:gg:")
