@@ -18,6 +18,7 @@ from pipelines.retrieval.interface import Hit
 from pipelines.retrieval.service import MAX_K, MAX_QUERY_CHARS, InvalidRequest, SearchService
 
 RetrieverParam = Literal["hybrid", "bm25", "dense", "gaius"]
+TargetParam = Literal["statutes", "cases", "both"]
 
 
 class SearchBody(BaseModel):
@@ -29,6 +30,8 @@ class SearchBody(BaseModel):
     status: list[str] = Field(default_factory=list, description="in_force | repealed | pending")
     as_of: str | None = Field(None, description="search the newest version on or before this date")
     version: str | None = None
+    target: TargetParam = Field("statutes", description="statutes, German court decisions (de:cases), or both "
+                                                        "(70/30 mix after classifying the query as law or case)")
 
 
 class HitOut(BaseModel):
@@ -51,6 +54,7 @@ class SearchOut(BaseModel):
     offset: int
     versions: dict[str, str]
     hits: list[HitOut]
+    mix: dict | None = None  # target=both: {"label", "method", "statutes", "cases"}
 
 
 def _out(h: Hit) -> HitOut:
@@ -69,20 +73,22 @@ def create_app(service: SearchService) -> FastAPI:
     def run(body: SearchBody) -> SearchOut:
         try:
             page = service.search(body.q, k=body.k, offset=body.offset, retriever=body.retriever, acts=body.act,
-                                  statuses=body.status, as_of=body.as_of, version=body.version)
+                                  statuses=body.status, as_of=body.as_of, version=body.version, target=body.target)
         except InvalidRequest as exc:
             raise HTTPException(status_code=400, detail=str(exc)) from exc
+        mix = None if page.classification is None else {"label": page.classification.label,
+                                                         "method": page.classification.method, **page.quotas}
         return SearchOut(query=body.q, retriever=page.retriever, k=page.k, offset=page.offset,
-                         versions=page.versions, hits=[_out(h) for h in page.hits])
+                         versions=page.versions, hits=[_out(h) for h in page.hits], mix=mix)
 
     @app.get("/search", response_model=SearchOut)
     def search_get(q: str = Query(..., min_length=1, max_length=MAX_QUERY_CHARS),
                    retriever: RetrieverParam = "hybrid", k: int = Query(10, ge=1, le=MAX_K),
                    offset: int = Query(0, ge=0, le=10 * MAX_K), act: list[str] = Query(default_factory=list),
                    status: list[str] = Query(default_factory=list), as_of: str | None = None,
-                   version: str | None = None) -> SearchOut:
+                   version: str | None = None, target: TargetParam = "statutes") -> SearchOut:
         return run(SearchBody(q=q, retriever=retriever, k=k, offset=offset, act=act, status=status,
-                              as_of=as_of, version=version))
+                              as_of=as_of, version=version, target=target))
 
     @app.post("/search", response_model=SearchOut)
     def search_post(body: SearchBody) -> SearchOut:

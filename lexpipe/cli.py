@@ -160,12 +160,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     try:
         page = _service(_settings(args)).search(
             args.query, k=args.k, retriever=args.retriever, acts=args.act or None, as_of=args.as_of,
-            statuses=args.status or None, version=args.version)
+            statuses=args.status or None, version=args.version, target=args.target)
     except InvalidRequest as exc:
         print(f"lexpipe search: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({"query": args.query, "retriever": page.retriever, "versions": page.versions,
+        mix = None if page.classification is None else {"label": page.classification.label,
+                                                         "method": page.classification.method, **page.quotas}
+        print(json.dumps({"query": args.query, "retriever": page.retriever, "versions": page.versions, "mix": mix,
                           "hits": [{"rank": h.rank, "article_id": h.article_id, "chunk_id": h.chunk_id,
                                     "version": h.version, "score": h.score, "heading_path": h.heading_path,
                                     "status": h.status, "snippet": h.text[:400], "sources": h.sources}
@@ -173,6 +175,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
     console = _console()
     console.print(f"[bold]{page.retriever}[/] over {', '.join(f'{a} {v}' for a, v in page.versions.items())}")
+    if page.classification is not None:
+        c = page.classification
+        console.print(f"query classified [bold]{c.label}[/] ({c.method}; {', '.join(c.evidence) or 'no cue'}): "
+                      f"{page.quotas['statutes']} statute / {page.quotas['cases']} case hits")
     for h in page.hits:
         snippet = " ".join(h.text.split())[:220]
         console.print(f"[bold cyan]{h.rank:>2}. {h.article_id}[/]  score={h.score:.4f}  [dim]{h.heading_path}[/]")
@@ -316,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--status", action="append", help="in_force | repealed | pending (repeatable)")
     p.add_argument("--as-of", help="search the newest version on or before this date (YYYY-MM-DD)")
     p.add_argument("--version", help="search exactly this corpus version")
+    p.add_argument("--target", choices=("statutes", "cases", "both"), default="statutes",
+                   help="statutes (default), German court decisions, or both: the 70/30 mix of the class "
+                        "the query is classified into (law or case)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_search)

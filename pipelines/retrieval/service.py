@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Callable
 
+from pipelines.retrieval.case_index import CASES_ACT
 from pipelines.retrieval.interface import RETRIEVERS, Filters, Hit, SearchError, SearchRequest
 
 # a layperson question is long (GerLayQA dev: p99 3,291, max 4,025 characters); 100 kB is refused
@@ -27,6 +29,8 @@ class SearchPage:
     k: int
     retriever: str
     versions: dict[str, str]  # act → version searched
+    classification: object | None = None  # query_classifier.Classification for target=both
+    quotas: dict[str, int] | None = None  # statute / case hits of the mix
 
 
 def parse_date(value: str | dt.date | None, name: str = "as_of") -> dt.date | None:
@@ -64,27 +68,73 @@ def build_request(query: str, *, k: int = 10, retriever: str = "hybrid", acts: l
                                  version=version, as_of=parse_date(as_of)))
 
 
-class SearchService:
-    """Validated searches over one backend. Both backends raise ``SearchError`` (the
-    Elasticsearch one a subclass of it) for requests the index cannot answer: a 4xx here."""
+TARGETS = ("statutes", "cases", "both")
 
-    def __init__(self, backend):
-        self.backend = backend
+
+class SearchService:
+    """Validated searches. Both backends raise ``SearchError`` (the Elasticsearch one a subclass
+    of it) for requests the index cannot answer: a 4xx here.
+
+    Why a backend per language: BM25 runs on analysed tokens, and a German act must be queried
+    with the German analyser it was indexed with; the acts' prefix (``pl:``, ``de:``) picks it.
+    ``target`` chooses statutes (default), court decisions (``de:cases``), or both with the RWTH
+    70/30 mix (:mod:`pipelines.retrieval.collection_mix`)."""
+
+    def __init__(self, backend, *, backend_for: Callable[[str], object] | None = None, llm_settings=None):
+        self.backend = backend  # the default language's (Polish) backend
+        self._backend_for = backend_for
+        self._backends: dict[str, object] = {"pl": backend}
+        self.llm_settings = llm_settings
 
     @classmethod
     def from_settings(cls, settings) -> "SearchService":
-        """Over the backend ``settings`` configure (``index_build.open_backend``: Elasticsearch
+        """Over the backends ``settings`` configure (``index_build.open_backend``: Elasticsearch
         when ``elasticsearch_url`` is set, else embedded)."""
         from pipelines.retrieval.index_build import open_backend
 
-        return cls(open_backend(settings))
+        def backend_for(lang: str):
+            return open_backend(settings, act_id="de:cases" if lang == "de" else "pl:kc")
+        return cls(open_backend(settings), backend_for=backend_for)
 
-    def search(self, query: str, *, offset: int = 0, **kw) -> SearchPage:
+    def backend_of(self, lang: str):
+        if lang not in self._backends:
+            if self._backend_for is None:
+                raise InvalidRequest(f"no search backend for language {lang!r}")
+            self._backends[lang] = self._backend_for(lang)
+        return self._backends[lang]
+
+    def search(self, query: str, *, offset: int = 0, target: str = "statutes", **kw) -> SearchPage:
+        if target not in TARGETS:
+            raise InvalidRequest(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
         request = build_request(query, offset=offset, **kw)
+        langs = {a.split(":", 1)[0] for a in request.filters.act_ids}
+        if len(langs) > 1:
+            raise InvalidRequest(f"acts of one language per search, got {', '.join(sorted(request.filters.act_ids))}")
+        if target != "statutes" and CASES_ACT in request.filters.act_ids:
+            raise InvalidRequest(f"name statute acts with --act; {CASES_ACT} is chosen by target={target}")
+        lang = langs.pop() if langs else ("de" if target != "statutes" else "pl")
+        if target != "statutes" and lang != "de":
+            raise InvalidRequest("court decisions exist for German law only (target=cases/both needs de: acts)")
+        backend = self.backend_of(lang)
+        if lang != "pl" and not request.filters.act_ids:  # never let a German query touch Polish tables
+            acts = tuple(a for a in backend.acts() if a.startswith(f"{lang}:") and a != CASES_ACT) \
+                if hasattr(backend, "acts") else ()
+            request = replace(request, filters=replace(request.filters, act_ids=acts))
+        classification, quotas = None, None
         try:
-            hits = self.backend.search(request)
+            if target == "statutes":
+                hits = backend.search(request)
+            else:
+                from pipelines.retrieval.collection_mix import Collections, mixed_search
+
+                collections = Collections(backend, backend, request.filters,
+                                          replace(request.filters, act_ids=(CASES_ACT,), statuses=()))
+                mixed = mixed_search(collections, request, target=target, llm_settings=self.llm_settings)
+                hits, classification = mixed.hits, mixed.classification
+                quotas = {"statutes": mixed.statute_quota, "cases": mixed.case_quota}
         except SearchError as exc:
             raise InvalidRequest(str(exc)) from exc
         page = hits[offset:offset + request.k - offset]
         versions = {h.act_id: h.version for h in hits}
-        return SearchPage(page, offset, request.k - offset, request.retriever, versions)
+        return SearchPage(page, offset, request.k - offset, request.retriever, versions,
+                          classification=classification, quotas=quotas)
