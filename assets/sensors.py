@@ -485,6 +485,27 @@ def weekly_revalidation_schedule(context: dg.ScheduleEvaluationContext, storage:
             for v in known]
 
 
+DE_REVALIDATED_CHECKS = [next(iter(c.check_keys)) for c in de_statutes.CHECKS]
+de_revalidate_job = dg.define_asset_job(
+    "de_statutes_revalidate", selection=dg.AssetSelection.assets(de_statutes.german_statute_versions),
+    partitions_def=de_statutes.acts,
+    description="Re-runs the GX suites on a German act's served version (checks only).")
+
+
+@dg.schedule(job=de_revalidate_job, cron_schedule="30 4 * * 0", execution_timezone="Europe/Warsaw",
+             default_status=dg.DefaultScheduleStatus.RUNNING,
+             description="Sundays 04:30: the GX suites again over every German act's served version.")
+def weekly_german_revalidation_schedule(context: dg.ScheduleEvaluationContext, storage: CorpusStorage):
+    store = CorpusStore(storage.layout)
+    served = [slug for slug, act in sorted(de_statutes.ACTS.items()) if store.current_version(act)]
+    if not served:
+        return dg.SkipReason("no German act is published yet")
+    year, week, _ = (context.scheduled_execution_time or _utcnow()).isocalendar()
+    return [dg.RunRequest(partition_key=slug, run_key=f"revalidate:de:{slug}@{year}-W{week:02d}", asset_selection=[],
+                          asset_check_keys=DE_REVALIDATED_CHECKS, tags={"lexpipe/revalidation": f"{year}-W{week:02d}"})
+            for slug in served]
+
+
 def _watchers() -> list[SourceWatcher]:
     settings = get_settings()
     window = dt.timedelta(hours=settings.source_poll_window_hours)
@@ -514,6 +535,6 @@ def source_freshness_schedule(context: dg.ScheduleEvaluationContext):
 source_watch = build_source_sensor(WATCHERS, minimum_interval_seconds=get_settings().source_poll_interval_s,
                                    budget_s=get_settings().source_poll_budget_s)
 
-JOBS = [refresh_job, revalidate_job, freshness_job]
-SCHEDULES = [weekly_revalidation_schedule, source_freshness_schedule]
+JOBS = [refresh_job, revalidate_job, de_revalidate_job, freshness_job]
+SCHEDULES = [weekly_revalidation_schedule, weekly_german_revalidation_schedule, source_freshness_schedule]
 SENSORS = [source_watch]

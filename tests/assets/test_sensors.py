@@ -405,3 +405,21 @@ def test_german_statute_watcher_runs_a_changed_act_once(tmp_path: Path, sample_d
     changed = tick({"storage": CorpusStorage(home=str(tmp_path))}, first.cursor, sensor=sensor)
     [run] = changed.run_requests
     assert run.partition_key == "gg" and run.run_key.startswith("de:gg:")
+
+
+def test_weekly_german_revalidation_runs_the_checks_of_every_served_act(tmp_path: Path):
+    for act in ("de:gg", "de:bgb"):
+        current = Layout(tmp_path).current_file(act)
+        current.parent.mkdir(parents=True, exist_ok=True)
+        current.write_text(json.dumps({"version": "2024-11-28"}))
+    schedule = defs.resolve_schedule_def("weekly_german_revalidation_schedule")
+    assert schedule.job_name == "de_statutes_revalidate"
+    when = dt.datetime(2026, 1, 4, 4, 30, tzinfo=dt.timezone.utc)
+    with dg.instance_for_test() as instance:
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
+                                       resources={"storage": CorpusStorage(home=str(tmp_path))}) as ctx:
+            requests = schedule(ctx)
+    assert [(r.partition_key, r.run_key) for r in requests] == [("bgb", "revalidate:de:bgb@2026-W01"),
+                                                                ("gg", "revalidate:de:gg@2026-W01")]
+    assert all(r.asset_selection == [] and [k.name for k in r.asset_check_keys] == ["german_served_valid"]
+               for r in requests)
