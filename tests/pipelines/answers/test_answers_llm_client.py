@@ -138,12 +138,14 @@ def test_malformed_body_is_retried_then_fails(httpserver: HTTPServer):
 
 
 def test_timeout_is_retried(httpserver: HTTPServer):
+    # the loopback server answers one request at a time: the retry waits until the slow handler
+    # is done (0.7 s), so the timeout must leave room for that wait (retry sent at ~0.6 s)
     def slow(_request: Request) -> Response:
-        time.sleep(0.6)
+        time.sleep(0.7)
         return ok(completion("late"))
 
     script = Script(httpserver, slow, ok(completion("in time")))
-    c = run_chat(settings(httpserver.url_for("/v1"), timeout_s=0.3), [])
+    c = run_chat(settings(httpserver.url_for("/v1"), timeout_s=0.6), [])
     assert c.content == "in time" and c.attempts == 2 and len(script.requests) == 2
 
 
