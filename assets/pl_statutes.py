@@ -108,7 +108,8 @@ def articles(context: dg.AssetExecutionContext, storage: CorpusStorage,
         "reused_previous_parse": out.reused, **{f"count_{k}": v for k, v in out.stats.items() if k not in ("articles", "pages")},
         "dagster/row_count": out.article_count,
         "preview": _preview(table, ["id", "status", "path_text", "text"]),
-        "path": dg.MetadataValue.path(str(out.directory / "articles.parquet"))})
+        # where the table lives once published (the staging folder is renamed into it)
+        "path": dg.MetadataValue.path(str(storage.layout.version_dir(ACT_ID, version) / "articles.parquet"))})
 
 
 @dg.asset_check(asset=articles, blocking=True, partitions_def=versions,
