@@ -782,7 +782,10 @@ class OpenLegalDataApi:
         full rescans catch those), but a new or removed decision changes it."""
         url = self.probe_url()
         body, _headers = self.get(url)
-        page = parse_page(body)
+        try:
+            page = parse_page(body)
+        except PageFormatError as exc:
+            raise PageFormatError(f"{url}: {exc}") from exc
         newest = next((r.obj for r in page.records if isinstance(r.obj, dict)), None)
         if page.count is None:
             raise PageFormatError(f"{url}: the page has no count")

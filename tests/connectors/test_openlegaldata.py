@@ -816,3 +816,31 @@ def test_offline_source_runs_the_same_sync_on_the_samples(sample_dir: Path, oldp
     again = case_sync_from_settings(settings, OpenLegalDataSettings()).sync_cases()
     assert again.complete and again.new == again.updated == 0 and again.mode_switch is None
     assert len(sync.store.all_case_rows()) == len(VALID_IDS)
+
+
+@pytest.mark.parametrize("body,problem", [
+    (b'{"results": []}', "has no count"),  # a page without its count cannot fingerprint the source
+    (b"<html>maintenance</html>", "not a paginated JSON list"),  # an HTML error page
+])
+def test_probe_refuses_malformed_pages(httpserver: HTTPServer, body: bytes, problem: str) -> None:
+    from connectors.openlegaldata import OpenLegalDataApi, OpenLegalDataError
+
+    httpserver.expect_request("/api/cases/").respond_with_data(body, content_type="application/json")
+    client = PoliteHttpClient(user_agent="lexpipe-tests/0 (+https://example.invalid)", timeout_s=5.0,
+                              max_retries=0, min_interval_s=0.0, sleep=lambda s: None)
+    api = OpenLegalDataApi(client, httpserver.url_for("/api"))
+    with pytest.raises(OpenLegalDataError, match=problem) as err:
+        api.probe()
+    assert "/api/cases/?ordering=-date" in str(err.value)  # the error names the request
+
+
+def test_probe_fingerprint_of_a_real_page(httpserver: HTTPServer) -> None:
+    from connectors.openlegaldata import OpenLegalDataApi
+
+    body = {"count": 2, "next": None, "previous": None,
+            "results": [{"id": 68, "date": "2018-04-09", "file_number": "VI ZR 194/17"}]}
+    httpserver.expect_request("/api/cases/", query_string={"ordering": "-date", "page_size": "1"}).respond_with_json(body)
+    client = PoliteHttpClient(user_agent="lexpipe-tests/0 (+https://example.invalid)", timeout_s=5.0,
+                              max_retries=0, min_interval_s=0.0, sleep=lambda s: None)
+    probe = OpenLegalDataApi(client, httpserver.url_for("/api")).probe()
+    assert probe.fingerprint == "2:2018-04-09:68"
