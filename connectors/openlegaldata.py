@@ -65,6 +65,13 @@ What the live API supports (read in ``openlegaldata/oldp`` with the code search)
 * ``oldp/api/views.py`` — ``CourtViewSet`` sets no pagination class, so ``/courts/`` uses the
   project default, ``CappedLimitOffsetPagination`` (``limit``/``offset``) in the current
   ``oldp/settings.py`` ``REST_FRAMEWORK``; throttling there: ``user`` 5000/hour, ``anon`` 100/day.
+  ``oldp/api/__init__.py`` — ``CappedLimitOffsetPagination(LimitOffsetPagination)``:
+  ``default_limit = 50``, ``max_limit = 1000``, an ``offset`` above ``PAGINATE_UNTIL × max_limit``
+  is a 404. DRF ignores ``page``/``page_size`` there: a page-number walk of ``/courts/`` gets the
+  first 50 courts on every request. ``sync_courts`` therefore asks ``limit``/``offset`` and
+  follows the ``next`` link (DRF builds it with ``limit`` and ``offset``), checked to stay on the
+  API's host and path because the token header goes with every request. The view orders by
+  ``name`` (``Court.objects.all().order_by("name")``) and serializes ``CourtSerializer`` fields.
 
 Consequences: the keyset mode below (``ordering=updated_date,id`` + ``updated_date__gte``) cannot
 work against de.openlegaldata.io — its contract check stops it on the first or second page — and
@@ -765,11 +772,34 @@ class OpenLegalDataApi:
             query["page"] = page
         return str(httpx.URL(f"{self.base_url}/cases/", params=query))
 
-    def courts_url(self, page: int) -> str:
-        query: dict[str, str | int] = {"page_size": self.params.page_size}
-        if page > 1:
-            query["page"] = page
+    def courts_url(self, offset: int = 0) -> str:
+        """A page of ``/courts/``: ``limit``/``offset`` (the live view pages with the project's
+        default ``CappedLimitOffsetPagination``, not ``page``/``page_size`` like ``/cases/``)."""
+        if offset < 0:
+            raise ValueError(f"offset must be >= 0, got {offset}")
+        query: dict[str, str | int] = {"limit": self.params.page_size}
+        if offset:
+            query["offset"] = offset
         return str(httpx.URL(f"{self.base_url}/courts/", params=query))
+
+    def follow_courts_link(self, next_url: str, offset: int) -> str:
+        """The URL of the next ``/courts/`` page: the server's ``next`` link when it stays on this
+        API (same scheme, host, port and path — the token header goes wherever we follow) and
+        moves forward to ``offset`` (records read so far); else the ``limit``/``offset`` URL we
+        compute ourselves, with a warning naming the link we did not follow."""
+        ours = httpx.URL(self.courts_url(offset))
+        try:
+            link = httpx.URL(next_url)
+            link_offset = int(link.params.get("offset", ""))
+        except (httpx.InvalidURL, ValueError):
+            link, link_offset = None, -1
+        if (link is not None and (link.scheme, link.host, link.port, link.path.rstrip("/"))
+                == (ours.scheme, ours.host, ours.port, ours.path.rstrip("/")) and link_offset == offset):
+            return str(link)
+        log.warning("openlegaldata courts: not following next link %s (expected %s at offset %d); "
+                    "using %s", redact_url(next_url), redact_url(str(ours.copy_with(query=None))),
+                    offset, redact_url(str(ours)))
+        return str(ours)
 
     def probe_url(self) -> str:
         """One record, newest decision date first: ``ordering=-date`` is what the live API honours."""
@@ -1286,43 +1316,76 @@ class CaseSync:
     def sync_courts(self, *, max_pages: int = 1000) -> int:
         """Fetch the whole court list; replace the snapshot only when every page was read.
 
-        Returns the number of courts written. Bad courts are quarantined (kind ``court``).
+        ``/courts/`` pages by ``limit``/``offset`` (see ``OpenLegalDataApi.courts_url``): the
+        first request asks ``limit=page_size``, later ones follow the server's ``next`` link
+        (checked by ``follow_courts_link``) until it is null. All or nothing: the snapshot is
+        replaced only when the pages' ``count`` stayed the same, the records read add up to it
+        and no court came twice — otherwise the list changed under the offsets (a court added,
+        removed or renamed moves the others across pages), a court may have been skipped, and
+        the sync stops with ``OpenLegalDataError`` leaving the previous snapshot in place. Bad
+        courts are quarantined (kind ``court``); an unreadable page (kind ``page``) stops the sync.
+        Returns the number of courts written.
         """
         with _SyncLock(self.paths.lock_path):
             return self._sync_courts(max_pages)
 
     def _sync_courts(self, max_pages: int) -> int:
-        rows: list[dict[str, Any]] = []
-        for page in range(1, max_pages + 1):
-            url = self.api.courts_url(page)
+        rows: dict[int, dict[str, Any]] = {}
+        offset, count = 0, None
+        url = self.api.courts_url(0)
+        for request_no in range(1, max_pages + 1):
             body, headers = self.api.get(url)
             fetched_at = self._now()
             landed = self.landing.store(body, source_url=url, act_id=COURTS_ACT_ID,
-                                        version=f"page={page}", headers=headers, suffix=_PAGE_SUFFIX)
+                                        version=f"offset={offset}", headers=headers, suffix=_PAGE_SUFFIX)
             try:
                 parsed = parse_page(body)
+                if parsed.count is None:
+                    raise PageFormatError("no integer 'count' in the page; the court list cannot be "
+                                          "checked for completeness without it")
             except PageFormatError as exc:
-                self.store.write_quarantine([self._page_quarantine(body, url, page,
+                self.store.write_quarantine([self._page_quarantine(body, url, request_no,
                                                                    landed.sha256, str(exc))])
                 raise PageFormatError(f"{redact_url(url)}: {exc}") from None
+            if count is not None and parsed.count != count:
+                raise OpenLegalDataError(
+                    f"{redact_url(url)}: the court list changed while paging (count {count}, now "
+                    f"{parsed.count}); the courts snapshot was not replaced, run the sync again")
+            count = parsed.count
             refused = []
             for rec in parsed.records:
                 row, reasons = ((None, [f"not valid JSON: {rec.error}"]) if rec.error
                                 else validate_court(rec.obj))
                 if row is None:
-                    refused.append(self._record_quarantine("court", rec, reasons, url, page,
+                    refused.append(self._record_quarantine("court", rec, reasons, url, request_no,
                                                            landed.sha256))
+                elif row["court_id"] in rows:
+                    raise OpenLegalDataError(
+                        f"{redact_url(url)}: court {row['court_id']} was already read on an earlier "
+                        "page: the list moved under the offsets, so another court may have been "
+                        "skipped; the courts snapshot was not replaced, run the sync again")
                 else:
-                    rows.append({**row, "source_url": url, "raw_sha256": landed.sha256,
-                                 "fetched_at": fetched_at})
+                    rows[row["court_id"]] = {**row, "source_url": url, "raw_sha256": landed.sha256,
+                                             "fetched_at": fetched_at}
             self.store.write_quarantine(refused)
+            offset += len(parsed.records)
             if parsed.next_url is None:
                 break
+            if not parsed.records:
+                raise OpenLegalDataError(f"{redact_url(url)}: an empty page with a next link "
+                                         f"({redact_url(parsed.next_url)}); the walk would not advance")
+            url = self.api.follow_courts_link(parsed.next_url, offset)
         else:
-            raise OpenLegalDataError(f"court list longer than {max_pages} pages")
-        unique = {r["court_id"]: r for r in rows}  # a court shifting pages is kept once
-        self.store.write_courts(sorted(unique.values(), key=lambda r: r["court_id"]))
-        return len(unique)
+            raise OpenLegalDataError(f"court list longer than {max_pages} pages of "
+                                     f"{self.api.params.page_size}")
+        if offset != count:
+            raise OpenLegalDataError(
+                f"{redact_url(url)}: {offset} court record(s) read, but the list counts {count}; "
+                "the courts snapshot was not replaced, run the sync again")
+        self.store.write_courts(sorted(rows.values(), key=lambda r: r["court_id"]))
+        log.info("openlegaldata courts: %d court(s) in %d page(s), %d quarantined", len(rows),
+                 request_no, offset - len(rows))
+        return len(rows)
 
     # -- quarantine rows -----------------------------------------------------------------------
 

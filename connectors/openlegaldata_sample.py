@@ -41,6 +41,17 @@ docstring of ``connectors/openlegaldata.py`` for the files):
 Ties of the requested order are broken by id, or shuffled per request with ``shuffle_ties``
 (SQL gives no order among equal sort keys; MySQL's ``ORDER BY date LIMIT … OFFSET …`` may
 return ties in a different order on each request).
+
+``GET /api/courts/`` is answered as ``oldp/api/views.py`` ``CourtViewSet`` does, which sets no
+``pagination_class`` and so pages with the project default, ``oldp.api.CappedLimitOffsetPagination``
+(DRF ``LimitOffsetPagination`` with ``default_limit = 50``, ``max_limit = 1000``, and a 404 for an
+``offset`` above ``PAGINATE_UNTIL × max_limit``): ``limit``/``offset`` query parameters, ``page``
+and ``page_size`` ignored, ``next``/``previous`` links carrying ``limit`` and ``offset`` (DRF's
+``replace_query_param``: every query parameter kept, sorted), an offset past the end an empty
+``results`` list (not a 404). Records are ``CourtSerializer`` objects in the view's order
+(``Court.objects.all().order_by("name")``): the fixture's fields the serializer names (``id`` = pk);
+fixture fields it does not name (``aliases``, ``wikipedia_title``) are not served, and serializer
+fields the older fixture lacks (``homepage``, ``review_status``, …) are served as null.
 """
 
 from __future__ import annotations
@@ -62,6 +73,13 @@ COURTS_PATH = "/api/courts/"
 SAMPLE_BASE_URL = "http://openlegaldata.sample.invalid/api"  # never resolved: served in-process
 PAGINATE_UNTIL = 10  # oldp settings.py: PAGINATE_UNTIL = 10  # Max. number of pages
 MAX_PAGE_SIZE = 1000
+COURTS_DEFAULT_LIMIT = 50  # oldp.api.CappedLimitOffsetPagination.default_limit
+COURTS_MAX_LIMIT = 1000  # oldp.api.CappedLimitOffsetPagination.max_limit
+# oldp/apps/courts/serializers.py CourtSerializer.Meta.fields, in order
+COURT_API_FIELDS = ("id", "name", "court_type", "city", "state", "code", "slug", "description", "image",
+                    "homepage", "street_address", "postal_code", "address_locality", "telephone",
+                    "fax_number", "jurisdiction", "level_of_appeal", "created_date", "updated_date",
+                    "review_status")
 BULK_EXPORT_URL = "https://static.openlegaldata.io/dumps/"
 Behaviour = Literal["live", "keyset", "ignore"]
 
@@ -123,7 +141,7 @@ class SampleOpenLegalData:
 
     def __init__(self, sample_dir: Path, *, behaviour: Behaviour = "live",
                  page_cap: int = PAGINATE_UNTIL, shuffle_ties: bool = False,
-                 seed: int = 0) -> None:
+                 seed: int = 0, courts_default_limit: int = COURTS_DEFAULT_LIMIT) -> None:
         if behaviour not in _ORDERING_FIELDS:
             raise ValueError(f"behaviour must be one of {sorted(_ORDERING_FIELDS)}, got {behaviour!r}")
         self.folder = Path(sample_dir) / "de" / "openlegaldata"
@@ -132,6 +150,7 @@ class SampleOpenLegalData:
                                     "(set LEXPIPE_SAMPLE_DIR)")
         self.behaviour: Behaviour = behaviour
         self.page_cap = page_cap
+        self.courts_default_limit = courts_default_limit  # /courts/ without a usable ``limit``
         self.shuffle_ties = shuffle_ties
         self._random = random.Random(seed)
         self._lock = threading.Lock()
@@ -199,9 +218,18 @@ class SampleOpenLegalData:
         if path.rstrip("/") == CASES_PATH.rstrip("/"):
             return self.cases(args, base_url)
         if path.rstrip("/") == COURTS_PATH.rstrip("/"):
-            bodies = [json.dumps(c, ensure_ascii=False) for _, c in sorted(self.courts.items())]
-            return self._page(args, base_url, bodies)
+            return self.courts_page(args, base_url)
         return _json_reply(404, {"detail": "Not found."})
+
+    def api_court(self, court: Mapping[str, Any]) -> dict[str, Any]:
+        """A ``courts.court`` fixture (``{"id": pk, **fields}``) as ``CourtSerializer`` sends it."""
+        return {name: court.get(name) for name in COURT_API_FIELDS}
+
+    def courts_page(self, args: Mapping[str, str], base_url: str) -> Reply:
+        """``GET /api/courts/``: ``CappedLimitOffsetPagination`` over the courts ordered by name."""
+        courts = sorted(self.courts.values(), key=lambda c: (str(c.get("name") or ""), c["id"]))
+        bodies = [json.dumps(self.api_court(c), ensure_ascii=False) for c in courts]
+        return self._limit_offset_page(args, base_url, bodies)
 
     def cases(self, args: Mapping[str, str], base_url: str) -> Reply:
         rows = list(self.rows)
@@ -279,6 +307,51 @@ class SampleOpenLegalData:
         chunk = bodies[(page - 1) * size: page * size]
         head = json.dumps({"count": len(bodies), "next": link(page + 1),
                            "previous": link(page - 1)})
+        return Reply(200, (head[:-1] + ', "results": [' + ", ".join(chunk) + "]}").encode("utf-8"))
+
+    def _limit_offset_page(self, args: Mapping[str, str], base_url: str, bodies: list[str]) -> Reply:
+        """DRF ``LimitOffsetPagination`` as ``oldp.api.CappedLimitOffsetPagination`` configures it.
+
+        ``limit``: a positive integer, capped at ``max_limit``; absent, zero, negative or not a
+        number → ``default_limit`` (DRF ``_positive_int(strict=True)``). ``offset``: a non-negative
+        integer, anything else → 0; above ``PAGINATE_UNTIL × max_limit`` → 404 (oldp
+        ``_reject_deep_offset``, which reads the raw parameter and ignores non-integers)."""
+        raw_offset = args.get("offset")
+        max_offset = self.page_cap * COURTS_MAX_LIMIT
+        try:
+            deep = raw_offset is not None and int(raw_offset) > max_offset
+        except ValueError:
+            deep = False
+        if deep:
+            return _json_reply(404, {"detail": f"Offset {int(raw_offset)} exceeds maximum of {max_offset}. "  # type: ignore[arg-type]
+                                               f"For bulk access use {BULK_EXPORT_URL}"})
+        try:
+            limit = int(args["limit"])
+            if limit <= 0:
+                raise ValueError
+            limit = min(limit, COURTS_MAX_LIMIT)
+        except (KeyError, ValueError):
+            limit = self.courts_default_limit
+        try:
+            offset = int(args["offset"])
+            if offset < 0:
+                raise ValueError
+        except (KeyError, ValueError):
+            offset = 0
+        count = len(bodies)
+
+        def link(new_offset: int | None) -> str:
+            query = {**args, "limit": str(limit)}  # replace_query_param: all kept, keys sorted
+            if new_offset is None:
+                query.pop("offset", None)  # remove_query_param
+            else:
+                query["offset"] = str(new_offset)
+            return f"{base_url}?{urlencode(sorted(query.items()))}"
+
+        nxt = None if offset + limit >= count else link(offset + limit)
+        prev = None if offset <= 0 else link(None if offset - limit <= 0 else offset - limit)
+        chunk = [] if count == 0 or offset > count else bodies[offset:offset + limit]
+        head = json.dumps({"count": count, "next": nxt, "previous": prev})
         return Reply(200, (head[:-1] + ', "results": [' + ", ".join(chunk) + "]}").encode("utf-8"))
 
     # -- in-process transport -----------------------------------------------------------------

@@ -9,7 +9,10 @@ HTTP server and adds what only tests need:
 * faults (429 with Retry-After, 503, a connection dropped mid-body, a 200 HTML page) injected at
   given request numbers, and ``hold_at`` parking a request so a test can kill the client meanwhile;
 * ``touch``/``delete`` to simulate edits and removals on the server;
-* a log of every ``/cases/`` request's query and arrival time; optional token check (401).
+* a log of every ``/cases/`` request's query and arrival time; optional token check (401);
+* for ``/courts/``: a log of every request's query (``court_requests``), faults by courts request
+  number (``fail_courts``), raw bodies served instead of the emulator's page (``court_bodies``)
+  and server-side edits run just before a given courts request (``court_edits``).
 
 ``honour_cursor=True`` (default) is the keyset-capable server the connector prefers
 (``behaviour="keyset"``); ``honour_cursor=False`` ignores every ordering/filter parameter
@@ -24,13 +27,14 @@ import time
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from connectors.openlegaldata_sample import (CASES_PATH, COURTS_PATH, PAGINATE_UNTIL, Behaviour,
-                                             Row, SampleOpenLegalData, _ts)
+from connectors.openlegaldata_sample import (CASES_PATH, COURTS_DEFAULT_LIMIT, COURTS_PATH,
+                                             PAGINATE_UNTIL, Behaviour, Row, SampleOpenLegalData,
+                                             _ts)
 
 __all__ = ["FakeOpenLegalData", "Row", "CASES_PATH", "COURTS_PATH"]
 
@@ -50,15 +54,21 @@ class Hold:
 class FakeOpenLegalData:
     def __init__(self, sample_dir: Path, *, token: str | None = None,
                  honour_cursor: bool = True, behaviour: Behaviour | None = None,
-                 page_cap: int = PAGINATE_UNTIL, shuffle_ties: bool = False) -> None:
+                 page_cap: int = PAGINATE_UNTIL, shuffle_ties: bool = False,
+                 courts_default_limit: int = COURTS_DEFAULT_LIMIT) -> None:
         chosen = behaviour or ("keyset" if honour_cursor else "ignore")
         self.api = SampleOpenLegalData(sample_dir, behaviour=chosen, page_cap=page_cap,
-                                       shuffle_ties=shuffle_ties)
+                                       shuffle_ties=shuffle_ties,
+                                       courts_default_limit=courts_default_limit)
         self.token = token
         self.faults: dict[int, Fault] = {}
         self.holds: dict[int, Hold] = {}
         self.requests: list[dict[str, str]] = []  # query args of every /cases/ request
         self.request_times: list[float] = []  # time.monotonic() at arrival, same order
+        self.court_requests: list[dict[str, str]] = []  # query args of every /courts/ request
+        self.court_faults: dict[int, Fault] = {}
+        self.court_bodies: dict[int, bytes] = {}  # courts request number → body served instead
+        self.court_edits: dict[int, Callable[[], None]] = {}  # courts request number → edit first
         self._lock = threading.Lock()
 
     @property
@@ -105,6 +115,9 @@ class FakeOpenLegalData:
     def fail(self, request_no: int, action: str, *, retry_after: str | None = None) -> None:
         self.faults[request_no] = Fault(action, retry_after)
 
+    def fail_courts(self, request_no: int, action: str, *, retry_after: str | None = None) -> None:
+        self.court_faults[request_no] = Fault(action, retry_after)
+
     def hold_at(self, request_no: int) -> Hold:
         self.holds[request_no] = hold = Hold()
         return hold
@@ -140,10 +153,20 @@ class FakeOpenLegalData:
         return Response(reply.body, status=reply.status, content_type=reply.content_type)
 
     def handle_courts(self, request: Request) -> Response:
+        with self._lock:
+            self.court_requests.append(dict(request.args))
+            request_no = len(self.court_requests)
         denied = self._unauthorized(request)
         if denied is not None:
             return denied
+        if request_no in self.court_edits:
+            self.court_edits[request_no]()
+        if request_no in self.court_bodies:
+            return Response(self.court_bodies[request_no], status=200, content_type="application/json")
         reply = self.api.respond(COURTS_PATH, dict(request.args), request.base_url)
+        fault = self.court_faults.get(request_no)
+        if fault is not None and reply.status == 200:
+            return self._faulty(fault, reply.body)
         return Response(reply.body, status=reply.status, content_type=reply.content_type)
 
     @staticmethod
