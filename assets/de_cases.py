@@ -1,8 +1,9 @@
 """German case law from Open Legal Data as a Dagster asset: ``cases/openlegaldata``.
 
 Thin binding of ``connectors.openlegaldata``: one materialization is one sync pass from the
-persisted cursor (offline by default: the sample files served in-process like the live API; with
-``LEXPIPE_OFFLINE=false`` the live API, politely). The sync itself is crash-safe and idempotent,
+persisted cursor, then a fresh snapshot of the court list (``/courts/``: the names of courts that
+case records name only by id, for the chunk headings), offline by default (the sample files served
+in-process like the live API; with ``LEXPIPE_OFFLINE=false`` the live API, politely). The sync itself is crash-safe and idempotent,
 so a failed or killed run is simply materialized again. The metadata is what an operator needs to
 judge a pass: how many cases were new, updated or already stored unchanged, what was quarantined
 and why, pages, seconds, the mode (keyset or date windows, and why auto mode switched) and the
@@ -77,6 +78,7 @@ def openlegaldata_cases(context: dg.AssetExecutionContext, storage: CorpusStorag
 
     t0 = time.perf_counter()
     report: SyncReport = sync.sync_cases(max_pages=config.max_requests)
+    courts = sync.sync_courts()  # all or nothing: a failure keeps the previous snapshot and fails the run
     seconds = round(time.perf_counter() - t0, 2)
     if report.mode_switch:
         context.log.warning(f"keyset contract failed, now in date-window mode: {report.mode_switch}")
@@ -101,6 +103,7 @@ def openlegaldata_cases(context: dg.AssetExecutionContext, storage: CorpusStorag
         "quarantined_total": quarantine.num_rows,
         "quarantine_reasons": _md(summary, ("problem", "records")),
         "stored_cases": stored,
+        "courts": courts,
         "pages": len(report.pages),
         "seconds": seconds,
         "cursor": dg.MetadataValue.json(json.loads(json.dumps(cursor_view, default=str))),
@@ -171,6 +174,7 @@ def case_chunks(context: dg.AssetExecutionContext, storage: CorpusStorage,
     return dg.MaterializeResult(metadata={
         "dagster/row_count": out.chunks, "cases": out.cases, "chunks": out.chunks,
         "rejected_cases": len(out.rejected), "seconds": out.seconds, "staged": str(out.path),
+        "court_name_sources": dg.MetadataValue.json(out.court_name_sources),
         "chunks_per_section": _md(sorted(out.sections.items(), key=lambda kv: -kv[1]), ("section", "chunks")),
         "rejected": _md([(r["case_id"], "; ".join(r["reasons"])) for r in out.rejected], ("case", "reason")),
     })

@@ -88,7 +88,8 @@ CASE_CHUNKS = pa.schema([
     _f("case_sha256", pa.string(), "CASES.content_sha256 of the case version chunked", nullable=False),
     _f("slug", pa.string(), "provider slug"),
     _f("court_id", pa.int64(), "provider court id", nullable=False),
-    _f("court_name", pa.string(), "court name as embedded in the case record"),
+    _f("court_name", pa.string(), "court name: the case record's, else the synced court list's by "
+                                  "court id, else by the case slug's court part (pipelines/case_law/court_names.py)"),
     _f("date", pa.date32(), "decision date", nullable=False),
     _f("file_number", pa.string(), "Aktenzeichen, e.g. 'VIII ZR 127/17'", nullable=False),
     _f("ecli", pa.string(), "European Case Law Identifier, null when the provider has none"),

@@ -20,8 +20,9 @@ from fake_openlegaldata import FakeOpenLegalData
 TOKEN = "case-law-tests-token"
 
 
-def synced_cases(sample_dir: Path, home: Path) -> tuple[pa.Table, pa.Table]:
-    """(cases, quarantine) after a full sync of ``<sample_dir>/de/openlegaldata`` into ``home``."""
+def synced_cases(sample_dir: Path, home: Path, *, courts: bool = False) -> tuple[pa.Table, pa.Table]:
+    """(cases, quarantine) after a full sync of ``<sample_dir>/de/openlegaldata`` into ``home``;
+    ``courts=True`` also syncs the court list (``CaseStore.courts()`` under ``home``)."""
     server = HTTPServer(host="127.0.0.1", port=0)
     server.start()
     try:
@@ -34,6 +35,8 @@ def synced_cases(sample_dir: Path, home: Path) -> tuple[pa.Table, pa.Table]:
         sync = CaseSync(api, home)
         report = sync.sync_cases()
         assert report.complete, "sync of the samples did not complete"
+        if courts:
+            sync.sync_courts()
         return sync.store.cases(), sync.store.quarantine()
     finally:
         server.clear()

@@ -26,6 +26,7 @@ from connectors.case_store import CaseStore
 from connectors.openlegaldata import OldpPaths
 from lexpipe.layout import Layout, atomic_write_bytes, atomic_write_json
 from pipelines.case_law.chunks import CHUNKER_VERSION, build_case_chunks
+from pipelines.case_law.court_names import with_court_names
 
 
 class CaseBuildError(RuntimeError):
@@ -62,6 +63,7 @@ class CaseChunkOutcome:
     rejected: list[dict] = field(default_factory=list)
     sections: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    court_name_sources: dict[str, int] = field(default_factory=dict)  # cases per court_names.SOURCES entry
 
 
 def write_parquet(path: Path, table: pa.Table) -> None:
@@ -71,12 +73,16 @@ def write_parquet(path: Path, table: pa.Table) -> None:
 
 
 def chunk_cases_step(layout: Layout, *, max_tokens: int) -> CaseChunkOutcome:
-    """Chunk the store's current case versions into ``staging/`` (replacing any earlier stage)."""
+    """Chunk the store's current case versions into ``staging/`` (replacing any earlier stage).
+
+    Court names come from the record, else from the synced court list (by id, else by the case
+    slug's court part): :mod:`pipelines.case_law.court_names`."""
     store = case_store(layout)
     cases = store.cases()
     if cases.num_rows == 0:
         raise CaseBuildError(f"no cases in {store.root}: run the case sync first")
     t0 = time.perf_counter()
+    cases, name_sources = with_court_names(cases, store.courts())
     result = build_case_chunks(cases, max_tokens=max_tokens)
     path = staged_path(layout)
     write_parquet(path, result.chunks)
@@ -84,10 +90,10 @@ def chunk_cases_step(layout: Layout, *, max_tokens: int) -> CaseChunkOutcome:
     for s in result.chunks["section"].to_pylist():
         sections[s] = sections.get(s, 0) + 1
     outcome = CaseChunkOutcome(path, cases.num_rows, result.chunks.num_rows, result.rejected, sections,
-                               round(time.perf_counter() - t0, 2))
+                               round(time.perf_counter() - t0, 2), name_sources)
     atomic_write_json(path.with_suffix(".json"), {
         "chunker_version": CHUNKER_VERSION, "max_tokens": max_tokens, "cases": outcome.cases,
-        "chunks": outcome.chunks, "rejected": result.rejected})
+        "chunks": outcome.chunks, "rejected": result.rejected, "court_name_sources": name_sources})
     return outcome
 
 

@@ -58,6 +58,7 @@ def test_offline_materialization_stores_valid_cases_and_quarantines_malformed(
     assert md["complete"] is True and md["mode"] == "date_windows"  # the sample behaves like the live API
     assert "does the server honour" in md["mode_switch"]
     assert md["source"] == "offline sample" and md["pages"] >= 2 and md["seconds"] >= 0
+    assert md["courts"] == 13  # the court list snapshot, synced in the same pass
     assert md["cursor"]["mode"] == "date_windows" and md["cursor"]["max_date_seen"] == "2018-11-21"
     reasons = md["quarantine_reasons"]
     for problem in ("content", "not valid JSON", "id", "file_number", "updated_date", "date"):
@@ -137,6 +138,8 @@ def test_sync_chunk_validate_index_and_count(tmp_path: Path, oldp_sample: Path) 
     assert result.success
     chunks = _md_of(result, "cases__chunks")
     assert chunks["cases"] == len(VALID_IDS) and chunks["chunks"] > len(VALID_IDS) and chunks["rejected_cases"] == 0
+    # the five BGH samples name court 5624, absent from the court list: named by their slug's court
+    assert chunks["court_name_sources"] == {"record": 1, "court_id": 0, "slug": 5, "none": 0}
     checks = {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data.passed
               for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
     assert checks == {"quarantine_contract": True, "case_chunks_valid": True}
@@ -148,6 +151,7 @@ def test_sync_chunk_validate_index_and_count(tmp_path: Path, oldp_sample: Path) 
     hits = backend.search(SearchRequest("Anhörungsrüge Verletzung rechtlichen Gehörs Revision", k=3,
                                         retriever="bm25", filters=Filters(act_ids=(CASES_ACT,))))
     assert hits[0].article_id == "de:case:bgh-2018-04-10-4-str-32817"
+    assert hits[0].heading_path.startswith("Bundesgerichtshof · Beschluss vom 10.04.2018 · 4 StR 328/17 · ")
 
 
 def test_invalid_chunks_block_the_index_and_keep_the_served_collection(tmp_path: Path, oldp_sample: Path,
