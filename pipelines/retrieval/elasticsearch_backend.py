@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 
     from pipelines.retrieval.embedded_backend import TextAnalyzer
     from pipelines.retrieval.reranker import LexicalStats, LinearReranker
+    from pipelines.retrieval.section_fusion import SectionFusion, TableContext
 
 log = logging.getLogger(__name__)
 
@@ -349,7 +350,7 @@ class ElasticsearchBackend:
     def __init__(self, client: Elasticsearch, corpus: str, *, settings: ElasticsearchSettings | None = None,
                  encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None,
                  analyzer: "TextAnalyzer | None" = None, hybrid: HybridConfig = HybridConfig(),
-                 reranker: "LinearReranker | None" = None):
+                 reranker: "LinearReranker | None" = None, section_fusion: "SectionFusion | None" = None):
         from pipelines.retrieval.elasticsearch_gaius import GaiusIndexCache
 
         self.settings = settings or ElasticsearchSettings()
@@ -369,6 +370,7 @@ class ElasticsearchBackend:
         self.analyze_query = analyze_query or (analyze_query_from(analyzer) if analyzer is not None else None)
         self.hybrid = hybrid
         self.reranker = reranker
+        self.section_fusion = section_fusion  # German hybrid, as on the embedded backend (section_fusion.py)
         self.gaius_cache = GaiusIndexCache(client, page_size=self.settings.scan_page_size,
                                            keep_alive=self.settings.scan_keep_alive,
                                            capacity=self.settings.gaius_cache_indices)
@@ -381,7 +383,8 @@ class ElasticsearchBackend:
     def from_settings(cls, corpus: str, settings: ElasticsearchSettings | None = None, *,
                       encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None,
                       analyzer: "TextAnalyzer | None" = None, hybrid: HybridConfig = HybridConfig(),
-                      reranker: "LinearReranker | None" = None) -> "ElasticsearchBackend":
+                      reranker: "LinearReranker | None" = None,
+                      section_fusion: "SectionFusion | None" = None) -> "ElasticsearchBackend":
         s = settings or ElasticsearchSettings()
         kwargs: dict[str, Any] = {
             "request_timeout": s.request_timeout_s,
@@ -394,7 +397,8 @@ class ElasticsearchBackend:
         if s.ca_certs:
             kwargs["ca_certs"] = s.ca_certs
         return cls(Elasticsearch(s.url, **kwargs), corpus, settings=s, encode_query=encode_query,
-                   analyze_query=analyze_query, analyzer=analyzer, hybrid=hybrid, reranker=reranker)
+                   analyze_query=analyze_query, analyzer=analyzer, hybrid=hybrid, reranker=reranker,
+                   section_fusion=section_fusion)
 
     # ----------------------------------------------------------------- names
 
@@ -761,10 +765,12 @@ class ElasticsearchBackend:
                 f"encode_query returned {len(vec)} dims, the index expects {self.settings.vector_dims}")
         return vec
 
-    def build_bm25(self, query: str, filters: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def build_bm25(self, query: str, filters: list[dict[str, Any]], *,
+                   bigram_weight: float | None = None) -> dict[str, Any] | None:
         s = self.settings
         analyzed, folded = self._analyzed(query)
-        return bm25_query(query, filters, analyzed=analyzed, folded=folded, bigram_weight=self.hybrid.bigram_weight,
+        w = self.hybrid.bigram_weight if bigram_weight is None else bigram_weight
+        return bm25_query(query, filters, analyzed=analyzed, folded=folded, bigram_weight=w,
                           analyzed_boost=s.bm25_analyzed_boost, text_boost=s.bm25_text_boost,
                           heading_boost=s.bm25_heading_boost, folded_boost=s.bm25_folded_boost)
 
@@ -779,8 +785,9 @@ class ElasticsearchBackend:
 
     # -- the legs: chunk hits, ``depth`` deep ------------------------------------------------------
 
-    def bm25(self, index: str, query: str, filters: list[dict[str, Any]], depth: int) -> list[Hit]:
-        body = self.build_bm25(query, filters)
+    def bm25(self, index: str, query: str, filters: list[dict[str, Any]], depth: int, *,
+             bigram_weight: float | None = None) -> list[Hit]:
+        body = self.build_bm25(query, filters, bigram_weight=bigram_weight)
         if body is None:  # nothing left after analysis (e.g. only stop words): like embedded, no hits
             return []
         return parse_hits(self._search(index, depth, query=body), "bm25")
@@ -809,6 +816,39 @@ class ElasticsearchBackend:
             return self.gaius_cache.lexical(index)
         except NotFoundError as exc:
             raise _IndexGone(index) from exc
+
+    def section_context(self, index: str) -> "TableContext":
+        """IDF and each §'s first chunk of ``index`` for the German hybrid, from the same cached scan
+        as gAIus and the reranker (``EmbeddedBackend.section_context`` of a table)."""
+        try:
+            return self.gaius_cache.section(index)
+        except NotFoundError as exc:
+            raise _IndexGone(index) from exc
+
+    def section_legs(self, index: str, query: str, clauses: list[dict[str, Any]], legs: Sequence[str],
+                     leg_articles: int = 100) -> dict[str, list[Hit]]:
+        """The German hybrid's legs on their reductions of the query, side by side — the same
+        ``LEG_SPECS`` and reductions as ``EmbeddedBackend.section_legs``."""
+        from pipelines.retrieval.section_fusion import LEG_SPECS, reduce_query
+
+        ctx = self.section_context(index)
+        depth = min(3 * leg_articles, MAX_KNN)
+        lang = getattr(self.analyzer, "lang", "de")
+
+        def run(leg: str) -> list[Hit]:
+            spec = LEG_SPECS[leg]
+            q = reduce_query(spec, query, self.analyzer, ctx.idf, lang)
+            if not q.strip():
+                return []
+            if spec.retriever == "bm25":
+                return self.bm25(index, q, clauses, depth, bigram_weight=None if spec.bigrams else 0.0)
+            return self.dense(index, q, clauses, depth)
+
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=len(LEGS), thread_name_prefix="es-hybrid-leg")
+        futures = {leg: self._pool.submit(run, leg) for leg in legs}
+        return {leg: f.result() for leg, f in futures.items()}
 
     def _leg(self, name: str, index: str, request: SearchRequest, clauses: list[dict[str, Any]],
              depth: int) -> list[Hit]:
@@ -868,10 +908,22 @@ class ElasticsearchBackend:
         version, index = self._resolve(request.filters)
         clauses = filter_clauses(request.filters, version)
         depth = min(max(self.settings.candidates, 3 * request.k), MAX_KNN)
+        if request.retriever == "dense" and self.section_fusion is not None:  # German: long questions reduced
+            from pipelines.retrieval.section_fusion import dense_query
+
+            q = dense_query(request.query, self.analyzer, self.section_context(index).idf,
+                            getattr(self.analyzer, "lang", "de"))
+            return self.dense(index, q, clauses, depth)
         if request.retriever != "hybrid":
             return self._leg(request.retriever, index, request, clauses, depth)
         if self.settings.server_side_rrf:  # wins over the reranker and client-side fusion
             return self._server_rrf(index, request, clauses, depth)
+        if self.section_fusion is not None:  # the embedded backend's German hybrid, leg for leg
+            from pipelines.retrieval.section_fusion import fuse_hits
+
+            model = self.section_fusion
+            legs = self.section_legs(index, request.query, clauses, model.legs, model.leg_articles)
+            return fuse_hits(model, legs, self.section_context(index), request.filters, depth)
         if self.reranker is not None:  # the embedded backend's hybrid_search, leg for leg
             from pipelines.retrieval.reranker import rerank_legs
 

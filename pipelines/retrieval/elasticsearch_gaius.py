@@ -39,9 +39,12 @@ ANALYZED_FIELD = "text_analyzed"  # scanned for the reranker's LexicalStats, not
 
 @dataclass
 class IndexScan:
-    """What one scan of a physical index yields: its gAIus scorer and its lexical statistics."""
+    """What one scan of a physical index yields: its gAIus scorer, its lexical statistics, and (built
+    on first use, German hybrid only) the section fusion's table context."""
     gaius: GaiusRetriever
     lexical: LexicalStats
+    rows: dict[str, list[Any]] | None = None  # kept only until the section context is built
+    section: Any = None  # section_fusion.TableContext
 
 
 class GaiusIndexCache:
@@ -68,7 +71,8 @@ class GaiusIndexCache:
             if entry is None:
                 rows = self.rows(index)
                 analyzed = rows.pop(ANALYZED_FIELD, None) or [None] * len(rows["chunk_id"])
-                entry = IndexScan(GaiusRetriever(rows), LexicalStats.from_analyzed(rows["chunk_id"], analyzed))
+                entry = IndexScan(GaiusRetriever(rows), LexicalStats.from_analyzed(rows["chunk_id"], analyzed),
+                                  rows={**rows, ANALYZED_FIELD: [a or "" for a in analyzed]})
                 self._entries[index] = entry
                 while len(self._entries) > self.capacity:
                     self._entries.popitem(last=False)
@@ -83,6 +87,18 @@ class GaiusIndexCache:
     def lexical(self, index: str) -> LexicalStats:
         """Analysed tokens and IDF of every chunk of ``index`` (the reranker's overlap features)."""
         return self.entry(index).lexical
+
+    def section(self, index: str):
+        """The German hybrid's ``section_fusion.TableContext`` of ``index`` (IDF for key terms, each
+        §'s first chunk), built from the same scan on first use."""
+        from pipelines.retrieval.section_fusion import TableContext
+
+        entry = self.entry(index)
+        with self._lock:
+            if entry.section is None:
+                entry.section = TableContext.from_rows(entry.rows)
+                entry.rows = None
+            return entry.section
 
     def discard(self, index: str) -> None:
         with self._lock:

@@ -142,7 +142,8 @@ def open_elasticsearch_backend(url: str, *, act_id: str = "pl:kc", encoder: Enco
     return ElasticsearchBackend.from_settings(
         act_id, settings, encode_query=lambda q: encoder.encode_queries([q])[0],
         analyzer=get_analyzer(lang), hybrid=hybrid_config(lang),
-        reranker=load_reranker(lang, encoder) if rerank else None)
+        reranker=load_reranker(lang, encoder) if rerank else None,
+        section_fusion=load_section_fusion(lang, encoder.id) if rerank else None)
 
 
 def open_search_backend(layout: Layout, *, elasticsearch_url: str | None = None, encoder: Encoder | None = None,

@@ -327,3 +327,49 @@ def test_versions_and_unknown_acts(world: World):
         service.search("Würde", acts=["de:gg"], retriever="bm25", version="2001-01-01")
     with pytest.raises(InvalidRequest, match="unknown act 'de:bgb'"):
         service.search("Kaufvertrag", acts=["de:bgb"], retriever="bm25")
+
+
+def test_german_section_fusion_runs_its_reduced_legs_on_the_act_index(world: World):
+    """The German hybrid's learned fusion (section_fusion) on Elasticsearch: one scan of the index
+    for its IDF and § map, the legs' reduced queries as structured bodies (no bigram clause for the
+    reduced ones), the filters on every leg, and the §-prior's candidates only from this index."""
+    from pipelines.retrieval.interface import Filters, SearchRequest
+    from pipelines.retrieval.section_fusion import LEG_SPECS, SectionFusion, feature_names, reduce_query
+
+    legs = ["bm25_stop", "bm25_key", "dense_key"]
+    names = feature_names(legs)
+    counts = {"de:gg:art:20": 90, "de:gg:art:5": 40, "de:bgb:par:823": 70}  # art. 20 is outside the loaded slice
+    backend = open_backend(world.settings, act_id="de:gg", encoder=get_encoder("hashing"))
+    backend.section_fusion = SectionFusion(legs, [25.0] + [1.0 if n.endswith("_logrank") else 0.0 for n in names[1:]],
+                                           [0.0] * len(names), [1.0] * len(names), list(names), counts,
+                                           sum(counts.values()), 2500)
+    question = ("Ich habe in einer Zeitung einen Artikel über meinen Nachbarn veröffentlicht und meine Meinung "
+                "über seine Arbeit frei geäußert. Jetzt verlangt er, dass ich das unterlasse, und droht mit einer "
+                "Klage. Darf der Staat mir verbieten, meine Meinung in Wort und Schrift zu verbreiten, oder "
+                "schützt mich die Pressefreiheit? Wo sind die Schranken dieser Rechte?")
+    filters = Filters(act_ids=("de:gg",), statuses=("in_force",))
+    reqs = world.requests_during(lambda: backend.search(SearchRequest(question, 5, "hybrid", filters)))
+    hits = backend.search(SearchRequest(question, 5, "hybrid", filters))
+    index = world.index_of("de:gg")
+    scans = [r for r in reqs if "scroll" in r.args or r.path.startswith("/_search/scroll")]
+    assert scans and all(index in r.path or r.path.startswith("/_search/scroll") for r in scans)
+    searches = [r for r in _searches(reqs) if "scroll" not in r.args]
+    assert {r.path for r in searches} == {f"/{index}/_search"}
+    lexical = [r.json["query"] for r in searches if "query" in r.json]
+    knn = [r.json["knn"] for r in searches if "knn" in r.json]
+    assert len(lexical) == 2 and len(knn) == 1
+    ctx = backend.section_context(index)
+    analyzer = get_analyzer("de")
+    for leg in ("bm25_stop", "bm25_key"):
+        q = " ".join(analyzer.analyze(reduce_query(LEG_SPECS[leg], question, analyzer, ctx.idf)))
+        [body] = [b for b in lexical if b["bool"]["should"][0]["match"]["text_analyzed"]["query"] == q]
+        assert not [c for c in body["bool"]["should"] if "text_bigrams" in c.get("match", {})]
+    expected = [{"terms": {"act_id": ["de:gg"]}}, {"terms": {"status": ["in_force"]}},
+                {"term": {"version": world.gg_version}}]
+    assert all(b["bool"]["filter"] == expected for b in lexical) and knn[0]["filter"] == {"bool": {"filter": expected}}
+    for r in searches:
+        _no_query_syntax(r.json)
+    ids = [h.article_id for h in hits]
+    assert ids[0] == "de:gg:art:5" and len(set(ids)) == len(ids) == 5  # the prior's top § present in the index
+    assert "de:gg:art:20" not in ids and "de:bgb:par:823" not in ids
+    assert all(h.act_id == "de:gg" and set(h.sources) <= {*legs, "prior"} for h in hits)
