@@ -42,7 +42,7 @@ import pyarrow as pa
 from pipelines.polish_statute_parser import Node
 from schemas.arrow import ACTS, ARTICLES, LEVELS, NODES, from_rows
 
-PARSER_VERSION = "de-2"  # de-2: content_hash over normalised text
+PARSER_VERSION = "de-3"  # de-2: content_hash over normalised text; de-3: structure headings keep their notes
 
 
 class GermanStatuteError(ValueError):
@@ -88,8 +88,11 @@ LIT_RE = re.compile(r"^(?P<num>[a-z]{1,2})\)\s+(?P<rest>.*)$", re.S)
 
 @dataclass
 class DeNode(Node):
-    """A :class:`~pipelines.polish_statute_parser.Node` plus the label as printed."""
+    """A :class:`~pipelines.polish_statute_parser.Node` plus the label as printed, and for a
+    structure heading its official notes ("Amtlicher Hinweis: Dieser Titel dient der Umsetzung …"),
+    kept so a parse loses no source text (:mod:`pipelines.german_source_fidelity`)."""
     label: str = ""  # "Buch 1", "Erster Abschnitt", "I.", "§ 573b", "(1)", "1.", "a)"
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -503,13 +506,23 @@ def _markdown_blocks(lines: list[str], vocabulary: set[str] | None = None) -> tu
         groups.append(cur)
     blocks: list[Block] = []
     notes: list[tuple[str, str]] = []
+    in_note = False  # the previous group was (part of) a footnote definition
     for g in groups:
         first = g[0]
         d = _FOOTDEF_RE.match(first.strip())
         if d:
             body = " ".join([d.group("text")] + [x.strip() for x in g[1:]])
             notes.append((d.group("id"), re.sub(r"\s+", " ", _unescape(body)).strip()))
+            in_note = True
             continue
+        if in_note and first.startswith("    "):
+            # a footnote's own paragraphs ("2.  der Richtlinie 77/187/EWG …") are indented under it:
+            # they continue the note, they are no Nummer of the § or heading above it
+            body = " ".join(x.strip() for x in g)
+            nid, prev = notes[-1]
+            notes[-1] = (nid, re.sub(r"\s+", " ", f"{prev} {_unescape(body)}").strip())
+            continue
+        in_note = False
         if all(_FOOTREF_RE.fullmatch(x.strip()) for x in g):
             continue
         indent = len(first) - len(first.lstrip(" "))
@@ -669,7 +682,8 @@ def parse_markdown(path: Path, *, act: GermanAct | None = None, version: dt.date
         sh = parse_structure_heading(heading)
         if sh is None:  # an unlabelled heading without " - ": a group heading
             sh = StructureHeading("group", "", "", heading)
-        stack.push(sh, depth=depth, articles_before=len(sections))
+        node = stack.push(sh, depth=depth, articles_before=len(sections))
+        node.notes = [text for _, text in defs]  # notes printed under a structure heading belong to it
     for s, refs in pending_refs:
         s.footnotes = [notes[r] for r in refs if r in notes]
     if not any(s.kind in ("§", "Art") for s in sections):

@@ -39,13 +39,18 @@ from pipelines.german_statute_markdown import (
 )
 from pipelines.pdf_lines import PdfReadError
 
-PARSER_VERSION = "de-gii-2"  # de-gii-2: content_hash over normalised text
+PARSER_VERSION = "de-gii-3"  # de-gii-2: content_hash over normalised text; de-gii-3: suspended-compound
+# hyphen at a line end ("und -⏎restrukturierungsgesetz"), NODES order of structure nodes after §§ ranges,
+# official notes of structure headings kept (DeNode.notes)
 
 HEADER_RE = re.compile(r"^(Ein Service des Bundesministeriums der Justiz|Justiz\s*\S\s*www\.gesetze-im-internet\.de)")
 FOOTER_RE = re.compile(r"^-\s*Seite\s+\d+\s+von\s+\d+\s*-$")
 LABEL_RE = re.compile(r"^(Buch|Teil|Abschnitt|Unterabschnitt|Titel|Untertitel|Kapitel|Unterkapitel)\s+\d+[a-z]?$")
 NBSP = "\u00a0"
 HYPHEN_MARK = "\ufffe"  # pdfium: hyphen at a line end, lines merged
+# a line ending in "<word>- und -": the second half of a suspended compound ("-restrukturierungsgesetz")
+# starts on the next line; a lone "-" after other words is a dash ("Zeitraum - Jahr, … -⏎bestimmt")
+SUSPENDED_TAIL_RE = re.compile(r"\w-\s+(?:und|oder|bis|sowie|bzw\.)\s+-$")
 
 LEFT_MARGIN = 60.0  # x below this: the text column's left edge (48.5 pt)
 TEXT_X = 48.5
@@ -228,6 +233,10 @@ class Joiner:
             return right
         if left.endswith(HYPHEN_MARK) or (left.endswith("-") and left[-2:-1].isalpha()):
             return self._hyphen(left[:-1], right)
+        if SUSPENDED_TAIL_RE.search(left) and right[:1].islower():
+            # "Unternehmensstabilisierungs- und -⏎restrukturierungsgesetz": the leading hyphen of a
+            # compound's second half wrapped alone; a space there would split the word (§ 204)
+            return left + right
         return f"{left} {right}"
 
 
@@ -286,6 +295,16 @@ class _Pending:
     title_open: bool = True
 
 
+def _own_note(note: list[str], cur: _Pending | None, struct: DeNode | None,
+              struct_notes: dict[str, list[list[str]]]) -> None:
+    """A note block belongs to the open § or, before the first § under a structure heading, to
+    that heading (an "Amtlicher Hinweis" on a Titel); otherwise (front matter) to nobody."""
+    if cur is not None:
+        cur.notes.append(note)
+    elif struct is not None:
+        struct_notes.setdefault(struct.id, []).append(note)
+
+
 def parse_gii_pdf(path: Path, *, act: GermanAct = KNOWN_ACTS["bgb"], version: dt.date | None = None,
                   workers: int = 2) -> GermanStatute:
     """Parse a gesetze-im-internet.de PDF of ``act`` (the BGB by default).
@@ -310,6 +329,8 @@ def parse_gii_pdf(path: Path, *, act: GermanAct = KNOWN_ACTS["bgb"], version: dt
     cur: _Pending | None = None
     note: list[str] | None = None  # the open footnote block
     struct_open: DeNode | None = None  # structure node whose heading lines may follow
+    struct_last: DeNode | None = None  # structure node after which no § heading came yet (owns notes)
+    struct_notes: dict[str, list[list[str]]] = {}  # structure node id → its note blocks
     unit_word = "§" if act.unit == "§" else "Art"
     for i, ln in enumerate(stream):
         text = joiner.fix(ln.text.strip(" " + NBSP))
@@ -330,12 +351,11 @@ def parse_gii_pdf(path: Path, *, act: GermanAct = KNOWN_ACTS["bgb"], version: dt
             nxt = stream[i + 1].text.strip(" " + NBSP) if i + 1 < len(stream) else ""
             if text.startswith("*)") and nxt.startswith("Amtlicher Hinweis"):
                 note = []
-                if cur is not None:
-                    cur.notes.append(note)
+                _own_note(note, cur, struct_last, struct_notes)
             continue
         if is_label:
             sh = parse_structure_heading(text)
-            struct_open = stack.push(sh, page=ln.page, articles_before=len(pendings))
+            struct_open = struct_last = stack.push(sh, page=ln.page, articles_before=len(pendings))
             cur, note = None, None
             continue
         if ln.bold and at_margin and ln.size >= STRUCTURE_SIZE:
@@ -343,8 +363,8 @@ def parse_gii_pdf(path: Path, *, act: GermanAct = KNOWN_ACTS["bgb"], version: dt
                 struct_open.heading = f"{struct_open.heading} {text}".strip()
                 struct_open.status = "repealed" if REPEALED_RE.match(struct_open.heading) else struct_open.status
             else:  # an unlabelled heading
-                struct_open = stack.push(StructureHeading("group", "", "", text), page=ln.page,
-                                         articles_before=len(pendings))
+                struct_open = struct_last = stack.push(StructureHeading("group", "", "", text), page=ln.page,
+                                                       articles_before=len(pendings))
             cur, note = None, None
             continue
         struct_open = None
@@ -352,12 +372,11 @@ def parse_gii_pdf(path: Path, *, act: GermanAct = KNOWN_ACTS["bgb"], version: dt
             kind, number, op, last, stitle = parse_section_heading(text)
             cur = _Pending(ln, kind, number, op, last, stitle, stack.path)
             pendings.append(cur)
-            note = None
+            note, struct_last = None, None
             continue
         if ln.bold and at_margin and text == "Fußnote":
             note = ["Fußnote:"]
-            if cur is not None:
-                cur.notes.append(note)
+            _own_note(note, cur, struct_last, struct_notes)
             continue
         if note is not None:
             note.append(_clean(joiner.fix(text)))
@@ -374,7 +393,9 @@ def parse_gii_pdf(path: Path, *, act: GermanAct = KNOWN_ACTS["bgb"], version: dt
 
     sections: list[Section] = []
     seen: dict[str, int] = {}
+    first_section: list[int] = []  # pending index → index of its first Section (a range expands to many)
     for p in pendings:
+        first_section.append(len(sections))
         stitle, repealed = _strip_repealed(p.title)
         notes = [re.sub(r"\s+", " ", " ".join(n)).strip() for n in p.notes if n]
         notes = [n for n in notes if n and n != "Fußnote:"]
@@ -396,6 +417,12 @@ def parse_gii_pdf(path: Path, *, act: GermanAct = KNOWN_ACTS["bgb"], version: dt
                 raise GermanStatuteError(f"{path}: {s.label} appears twice (pages {seen[s.id]} and {s.page_start})")
             seen[s.id] = s.page_start or 0
             sections.append(s)
+    for node in stack.nodes:
+        node.notes = [n for n in (re.sub(r"\s+", " ", " ".join(x)).strip() for x in struct_notes.get(node.id, []))
+                      if n and n != "Fußnote:"]
+        # structure nodes counted *headings* before them; NODES orders them by *sections* before them
+        node.articles_before = (first_section[node.articles_before] if node.articles_before < len(first_section)
+                                else len(sections))
     version = version or _version(path, front)
     if version is None:
         raise GermanStatuteError(f"{path}: no text-state date (file name …_YYYY-MM-DD.pdf or Stand line); pass version=")

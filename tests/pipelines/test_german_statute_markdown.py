@@ -215,3 +215,21 @@ def test_non_law_markdown(tmp_path):
 def test_wrong_act(gesetze):
     with pytest.raises(GermanStatuteError, match=r"gg\.md: not the Bürgerliches Gesetzbuch \(BGB\)"):
         parse_markdown(gesetze / "gg.md", act=KNOWN_ACTS["bgb"])
+
+
+def test_nodes_order_and_structure_notes(laws, bgb):
+    # NODES invariant (as for the PDF): each structure node is followed by the first § under it
+    for act_id, st in laws.items():
+        rows = nodes_table(st).to_pylist()
+        paths = {s.id: {n.id for n in s.path} for s in st.sections}
+        for i, r in enumerate(rows):
+            if r["level"] in ("article", "paragraph", "point", "letter"):
+                continue
+            nxt = next((x["id"] for x in rows[i + 1:] if x["level"] == "article"), None)
+            first_under = next((s.id for s in st.sections if r["id"] in paths[s.id]), None)
+            assert nxt is None or first_under is None or nxt == first_under, (act_id, r["id"], nxt, first_under)
+    # official notes under a structure heading belong to it (they were dropped before)
+    noted = {n.id: n.notes for n in bgb.structure if n.notes}
+    assert set(noted) == {"de:bgb:book:2:division:2", "de:bgb:book:2:division:3:title:5:subtitle:1",
+                          "de:bgb:book:2:division:8:title:1", "de:bgb:book:2:division:8:title:3",
+                          "de:bgb:book:2:division:8:title:8", "de:bgb:book:2:division:8:title:12:subtitle:2"}
