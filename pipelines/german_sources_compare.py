@@ -9,22 +9,30 @@ Compared per § (article-level id ``de:bgb:par:573b``):
 * **text** — :func:`~pipelines.german_statute_markdown.normalize_text` of the § text (one kind of
   quote, dash and space; markers kept) and the status must be equal. Titles are compared apart.
 
-Differences between the sources are mostly real amendments between the two text states
-(Vormundschafts- und Betreuungsrecht 2023, Stiftungsrecht 2023, MoPeG 2024, …). They are listed
-with a word diff, and as a ``schemas.arrow.DIFF`` table built by :func:`pipelines.version_diff.diff_versions`
-over the normalised ARTICLES tables (Markdown = old, PDF = new), so the same added / changed /
-repealed / removed vocabulary as between two Polish versions applies.
+Every differing § is classified by :mod:`pipelines.german_sources_classify` as an amendment (the
+law changed between the text states: Vormundschafts- und Betreuungsrecht 2023, Stiftungsrecht 2023,
+MoPeG 2024, …), an editorial variant (the two source files print the same words in another form:
+"Ort"/"Orte") or parser residue (what our parsers could have produced from identical text). The
+figures that matter therefore come in three: agreement over all §§ in both (the issue's figure),
+agreement over the §§ *not amended* (what parsing and normalisation can reach), and the residue
+count. Differences are also a ``schemas.arrow.DIFF`` table over the ARTICLES tables (Markdown = old,
+PDF = new), so the same added / changed / repealed / removed vocabulary as between two Polish
+versions applies (:func:`pipelines.german_statute_build.diff_german`: the published diff asset's
+rules, including ``editorial``; the table also holds §§ whose title alone changed).
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from pipelines.german_sources_classify import (
+    AMENDMENT, EDITORIAL, KINDS, REFORMS, RESIDUE, SectionClass, classify_section, reform_of,
+)
+from pipelines.german_statute_build import diff_german
 from pipelines.german_statute_markdown import GermanStatute, articles_table, normalize_text, number_key
-from pipelines.version_diff import diff_versions, word_diff
+from pipelines.version_diff import word_diff
 
 
 @dataclass
@@ -54,6 +62,42 @@ class SourceComparison:
     title_differences: list[tuple[str, str, str]] = field(default_factory=list)  # (number, md, pdf)
     diff: pa.Table | None = None  # schemas.arrow.DIFF, markdown → pdf
     _restructured: set[str] = field(default_factory=set)  # common §§ whose status or title differs
+    classes: list[SectionClass] = field(default_factory=list)  # one per entry of ``differing``, same order
+
+    def of_kind(self, kind: str) -> list[SectionClass]:
+        """Differing common §§ of one class (``amendment`` | ``editorial`` | ``residue``)."""
+        return [c for c in self.classes if c.kind == kind]
+
+    @property
+    def not_amended(self) -> int:
+        """Common §§ whose text or status was not amended between the two text states."""
+        return len(self.common) - len(self.of_kind(AMENDMENT))
+
+    @property
+    def not_amended_agreement(self) -> float:
+        """Text agreement over the §§ not amended: what parsers and normalisation can reach; the
+        shortfall is editorial variants of the sources plus parser residue."""
+        return self.text_equal / self.not_amended if self.not_amended else 0.0
+
+    def per_reform(self) -> list[dict]:
+        """Amended common §§, §§ only in the PDF (inserted) and §§ only in the Markdown (repealed
+        within a range, or removed) per known reform; the last row collects the rest."""
+        names = [r.name for r in REFORMS] + ["(no known reform)"]
+        rows = {n: {"reform": n, "amended": 0, "inserted": 0, "removed": 0} for n in names}
+
+        def add(number: str, column: str) -> None:
+            r = reform_of(number)
+            rows[r.name if r else names[-1]][column] += 1
+
+        for c in self.of_kind(AMENDMENT):
+            add(c.number, "amended")
+        for n in self.only_pdf:
+            add(n, "inserted")
+        for n in self.only_markdown:
+            add(n, "removed")
+        for r in rows.values():
+            r["total"] = r["amended"] + r["inserted"] + r["removed"]
+        return list(rows.values())
 
     @property
     def set_agreement(self) -> float:
@@ -90,21 +134,46 @@ class SourceComparison:
             "text_equal": self.text_equal, "text_differing": len(self.differing),
             "text_agreement": round(self.text_agreement, 4), "title_differences": len(self.title_differences),
             "stable_sections": len(self.stable), "stable_text_agreement": round(self.stable_text_agreement, 4),
+            **{kind: len(self.of_kind(kind)) for kind in KINDS},
+            "not_amended": self.not_amended, "not_amended_agreement": round(self.not_amended_agreement, 4),
+            "max_text_agreement": round(self.not_amended / len(self.common), 4) if self.common else 0.0,
         }
 
     def markdown_report(self, max_sections: int | None = None) -> str:
+        """The readable listing: figures, amendments per reform, then every differing § by class
+        with a short word diff of the hunks that decided its class (``max_sections`` per class)."""
         s = self.summary()
         lines = [f"# {self.act_id}: Markdown ({self.markdown_version}) vs PDF ({self.pdf_version})", "",
                  f"§§: {s['markdown_sections']} Markdown, {s['pdf_sections']} PDF, {s['common']} in both; "
                  f"set agreement {s['set_agreement']:.2%}; text agreement {s['text_agreement']:.2%} "
                  f"({s['text_equal']}/{s['common']}); on the {s['stable_sections']} §§ with the same title and "
                  f"status {s['stable_text_agreement']:.2%}", "",
-                 f"Only in the Markdown ({len(self.only_markdown)}; {len(self.only_markdown_in_pdf_ranges)} of them "
-                 f"inside a repealed §§ range of the PDF): {', '.join(self.only_markdown) or '—'}", "",
-                 f"Only in the PDF ({len(self.only_pdf)}): {', '.join(self.only_pdf) or '—'}", ""]
-        for d in self.differing[:max_sections]:
-            status = "" if d.markdown_status == d.pdf_status else f" ({d.markdown_status} → {d.pdf_status})"
-            lines += [f"## § {d.number}{status}", "", d.word_diff or "(no text)", ""]
+                 f"Differing §§ by class: {s[AMENDMENT]} amendment, {s[EDITORIAL]} editorial, {s[RESIDUE]} "
+                 f"parser residue. Agreement over the {s['not_amended']} §§ not amended: "
+                 f"{s['not_amended_agreement']:.2%} ({s['text_equal']}/{s['not_amended']}); the highest "
+                 f"agreement over all §§ in both that the amendments leave possible: {s['max_text_agreement']:.2%}.",
+                 "", "| reform | act | in force | amended | inserted | removed | total |", "|---|---|---|---:|---:|---:|---:|"]
+        acts = {r.name: (r.act, str(r.in_force)) for r in REFORMS}
+        for r in self.per_reform():
+            act, when = acts.get(r["reform"], ("", ""))
+            lines.append(f"| {r['reform']} | {act} | {when} | {r['amended']} | {r['inserted']} | {r['removed']} "
+                         f"| {r['total']} |")
+        lines += ["", f"Only in the Markdown ({len(self.only_markdown)}; {len(self.only_markdown_in_pdf_ranges)} of "
+                      f"them inside a repealed §§ range of the PDF): {', '.join(self.only_markdown) or '—'}", "",
+                  f"Only in the PDF ({len(self.only_pdf)}): {', '.join(self.only_pdf) or '—'}", ""]
+        headings = {AMENDMENT: "Amendments", EDITORIAL: "Editorial variants (same words, another form)",
+                    RESIDUE: "Parser residue"}
+        for kind in KINDS:
+            group = self.of_kind(kind)
+            lines += [f"## {headings[kind]} ({len(group)})", ""]
+            if kind == AMENDMENT:
+                group = sorted(group, key=lambda c: ([r.name for r in REFORMS] + [""]).index(
+                    c.reform.name if c.reform else ""))
+            for c in group[:max_sections]:
+                status = f" ({c.status_change})" if c.status_change else ""
+                where = f" — {c.reform.name}" if c.reform else (" — no known reform" if kind == AMENDMENT else "")
+                lines.append(f"- **§ {c.number}**{status}{where} [{', '.join(c.reasons)}]: {c.evidence()}")
+            lines.append("" if group else "none\n")
         return "\n".join(lines)
 
 
@@ -117,16 +186,6 @@ def _ranges(st: GermanStatute) -> list[tuple[tuple[int, str], tuple[int, str]]]:
             first, _, last = s.range_label.split(" ", 1)[1].partition(" bis ")
             out.append((number_key(first), number_key(last)))
     return out
-
-
-def _normalised_articles(st: GermanStatute) -> pa.Table:
-    """ARTICLES table with normalised text and a hash over it: what the comparison sees."""
-    t = articles_table(st)
-    texts = [normalize_text(x) for x in t.column("text").to_pylist()]
-    statuses = t.column("status").to_pylist()
-    hashes = [hashlib.sha256(f"{x}\x00{s}".encode()).hexdigest() for x, s in zip(texts, statuses)]
-    t = t.set_column(t.schema.get_field_index("text"), "text", pa.array(texts, pa.string()))
-    return t.set_column(t.schema.get_field_index("content_hash"), "content_hash", pa.array(hashes, pa.string()))
 
 
 def compare_sources(markdown: GermanStatute, pdf: GermanStatute) -> SourceComparison:
@@ -155,7 +214,9 @@ def compare_sources(markdown: GermanStatute, pdf: GermanStatute) -> SourceCompar
             differing.append(SectionDifference(a.id, n, a.status, b.status, ta, tb, word_diff(ta, tb)))
         if a.title and b.title and normalize_text(a.title) != normalize_text(b.title):
             titles.append((n, a.title, b.title))
-    diff = diff_versions(_normalised_articles(markdown), _normalised_articles(pdf))
+    classes = [classify_section(d.number, d.markdown_text, d.pdf_text, d.markdown_status, d.pdf_status,
+                                title=normalize_text(pd[d.number].title)) for d in differing]
+    diff = diff_german(articles_table(markdown), articles_table(pdf))
     return SourceComparison(markdown.act.act_id, markdown.version, pdf.version, len(md), len(pd), common,
-                            only_md, only_pdf, in_ranges, equal, differing, titles, diff, restructured)
+                            only_md, only_pdf, in_ranges, equal, differing, titles, diff, restructured, classes)
 

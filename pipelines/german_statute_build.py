@@ -36,6 +36,7 @@ import pyarrow as pa
 from lexpipe.layout import Layout
 from pipelines.chunking import article_units, chunk_article
 from pipelines.corpus_store import CorpusStore
+from pipelines.german_sources_classify import EDITORIAL, diff_hunks
 from pipelines.german_statute_markdown import (
     KNOWN_ACTS, PARSER_VERSION as MARKDOWN_PARSER_VERSION, GermanStatute, GermanStatuteError, acts_table,
     articles_table, normalize_text, nodes_table, parse_markdown,
@@ -46,6 +47,7 @@ from pipelines.version_diff import diff_versions, word_diff
 from schemas.arrow import ACTS, CHUNKS, from_rows
 from schemas.expectations import articles_suite, chunks_suite, nodes_suite
 
+DIFF_KINDS = ("added", "changed", "repealed", "removed", "editorial")
 CHUNKER_VERSION = "de-chunk-1"  # one chunk per Absatz; heading = structure headings + § label and title
 HEADING_MODES = ("headings", "path", "section", "none")
 
@@ -289,19 +291,23 @@ class GermanDiff:
 
     def counts(self) -> dict[str, int]:
         changes = self.table["change"].to_pylist()
-        return {k: changes.count(k) for k in ("added", "changed", "repealed", "removed")}
+        return {k: changes.count(k) for k in DIFF_KINDS}
 
     def summary(self) -> str:
         c = self.counts()
         return (f"{self.act_id} {self.from_version} → {self.to_version}: {c['added']} §§ added, "
-                f"{c['changed']} changed, {c['repealed']} repealed, {c['removed']} removed without trace")
+                f"{c['changed']} changed, {c['repealed']} repealed, {c['removed']} removed without trace, "
+                f"{c['editorial']} editorial (same words in another form)")
 
     def markdown(self) -> str:
         rows = self.table.to_pylist()
         lines = [f"# {self.summary()}", "",
                  "Texts compared after normalising quotes, dashes and spaces (the two sources print them "
-                 "differently); `removed`: the § is not printed at all in the newer text state.", ""]
-        for kind in ("added", "repealed", "removed", "changed"):
+                 "differently); `removed`: the § is not printed at all in the newer text state; `editorial`: "
+                 "not an amendment — the same words in another form (\"Ort\"/\"Orte\", "
+                 "\"Vorschriften finden\"/\"Vorschrift findet\", punctuation), see "
+                 "`pipelines.german_sources_classify`.", ""]
+        for kind in ("added", "repealed", "removed", "changed", "editorial"):
             sel = [r for r in rows if r["change"] == kind]
             if sel:
                 lines += [f"## {kind} ({len(sel)})", ""]
@@ -310,9 +316,20 @@ class GermanDiff:
         return "\n".join(lines)
 
 
+def _editorial(old: dict, new: dict) -> bool:
+    """Same status and every difference of text and title an editorial variant (same words in
+    another form, :mod:`pipelines.german_sources_classify`): listed, but not as an amendment."""
+    if old["status"] != new["status"]:
+        return False
+    hunks = diff_hunks(normalize_text(old["text"] or ""), normalize_text(new["text"] or "")) + \
+        diff_hunks(normalize_text(old.get("title") or ""), normalize_text(new.get("title") or ""))
+    return bool(hunks) and all(h.kind == EDITORIAL for h in hunks)
+
+
 def diff_german(old: pa.Table, new: pa.Table) -> pa.Table:
     """DIFF of two German ARTICLES tables; ``changed`` means the normalised wording, title or status
-    changed (content hashes are over normalised text, so equal wording never shows up)."""
+    changed (content hashes are over normalised text, so equal wording never shows up), ``editorial``
+    that only the form of the same words did."""
     diff = diff_versions(normalised_articles(old), normalised_articles(new))
     # a (weggefallen) § whose title disappeared has the same "(weggefallen)" text: keep the repeal
     # but give every change a word diff of what a reader sees (title + text)
@@ -322,7 +339,14 @@ def diff_german(old: pa.Table, new: pa.Table) -> pa.Table:
     def shown(r: dict | None) -> str:
         return normalize_text(f"[{r.get('title') or ''}] {r['text'] or r.get('status_note') or ''}") if r else ""
 
-    wd = [word_diff(shown(old_rows.get(a)), shown(new_rows.get(a))) for a in diff["article_id"].to_pylist()]
+    ids = diff["article_id"].to_pylist()
+    wd = [word_diff(shown(old_rows.get(a)), shown(new_rows.get(a))) for a in ids]
+    # diff_versions' own "editorial" is the Polish rule (texts equal once Dz. U. citations are
+    # stripped); it compares text only, so a German § whose *title* changed came out "editorial": decide anew
+    changes = [(("editorial" if _editorial(old_rows[a], new_rows[a]) else "changed") if c in ("changed", "editorial")
+                else c) for a, c in zip(ids, diff["change"].to_pylist())]
+    diff = diff.set_column(diff.schema.get_field_index("change"), diff.schema.field("change"),
+                           pa.array(changes, pa.string()))
     return diff.set_column(diff.schema.get_field_index("unified_diff"), diff.schema.field("unified_diff"),
                            pa.array(wd, pa.string()))
 

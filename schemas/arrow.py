@@ -109,7 +109,9 @@ DIFF = pa.schema([
     _f("to_version", pa.date32(), "", nullable=False),
     _f("article_id", pa.string(), "", nullable=False),
     _f("number", pa.string(), "article number"),
-    _f("change", pa.string(), "added | changed | repealed | removed | editorial (only a Dz. U. citation refreshed)", nullable=False),
+    _f("change", pa.string(), "added | changed | repealed | removed | editorial (not an amendment: Polish — only "
+       "a Dz. U. citation refreshed; German — the same words in another form, pipelines.german_sources_classify)",
+       nullable=False),
     _f("old_text", pa.string(), ""),
     _f("new_text", pa.string(), ""),
     _f("old_hash", pa.string(), ""),

@@ -65,12 +65,18 @@ def test_diff_lists_real_amendments(bgb_home):
     assert rows["1896"]["change"] == "repealed"  # Betreuung moved to §§ 1814 ff.
     assert rows["81a"]["change"] == "added" and rows["899a"]["change"] == "removed"
     assert "573b" not in rows  # unchanged wording (printed differently by the two sources) is no change
+    # the same words in another form are listed, but not as amendments ("Ort"/"Orte" in § 7)
+    assert rows["7"]["change"] == "editorial" and "[-Ort-] {+Orte+}" in rows["7"]["unified_diff"]
+    assert rows["1436"]["change"] == "changed"  # only its title changed ("Verwaltung durch einen Betreuer")
     counts = diff.counts()
-    assert counts == {"added": 41, "changed": 292, "repealed": 37, "removed": 25}
-    # changed + repealed = the §§ whose normalised text/status differ in the source comparison
-    assert counts["changed"] + counts["repealed"] == 329
+    assert counts == {"added": 41, "changed": 237, "repealed": 37, "removed": 25, "editorial": 57}
+    # changed + repealed + editorial = the §§ whose normalised text/status differ in the source
+    # comparison (329) plus the two whose title alone differs (§§ 686, 1436)
+    assert counts["changed"] + counts["repealed"] + counts["editorial"] == 329 + 2
     md = (layout.version_dir("de:bgb", "2024-11-28") / "diff_from_2021-12-21.md").read_text()
-    assert md.startswith("# de:bgb 2021-12-21 → 2024-11-28: 41 §§ added, 292 changed, 37 repealed")
+    assert md.startswith("# de:bgb 2021-12-21 → 2024-11-28: 41 §§ added, 237 changed, 37 repealed, 25 removed "
+                         "without trace, 57 editorial")
+    assert "\n## editorial (57)\n" in md
 
 
 def test_absatz_chunks_carry_section_title_and_headings(bgb_home):
