@@ -6,7 +6,10 @@
 Times are medians of ``--repeat`` cold parses (a fresh parse each time, nothing cached): wall seconds
 and CPU seconds (this process plus the PDF page-reader processes, so the figure does not depend on
 how busy the machine is); the PDF parse reads pages in ``--workers`` processes. Prints one table row per source, then the
-comparison summary; ``--report`` writes the list of differing §§ with word diffs.
+comparison summary: agreement over all §§ in both, the differing §§ by class (amendment / editorial
+variant / parser residue, :mod:`pipelines.german_sources_classify`), agreement over the §§ not
+amended, and amendments per known reform. ``--report`` writes the listing (every differing § by
+class with a short word diff).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pipelines.german_source_fidelity import markdown_fidelity, pdf_fidelity  # noqa: E402
 from pipelines.german_sources_compare import compare_sources  # noqa: E402
 from pipelines.german_statute_markdown import KNOWN_ACTS, parse_markdown  # noqa: E402
 from pipelines.german_statute_pdf import parse_gii_pdf  # noqa: E402
@@ -84,11 +88,30 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  set agreement:            {s['set_agreement']:.2%}")
     print(f"  text agreement:           {s['text_agreement']:.2%}  ({s['text_equal']}/{s['common']} §§ equal after normalisation)")
     print(f"  same title+status §§:     {s['stable_sections']}, text agreement {s['stable_text_agreement']:.2%}")
+    print(f"  differing §§ by class:    {s['amendment']} amendment, {s['editorial']} editorial, "
+          f"{s['residue']} parser residue")
+    print(f"  not amended:              {s['not_amended']} §§, text agreement {s['not_amended_agreement']:.2%} "
+          f"({s['text_equal']}/{s['not_amended']}); parser residue {s['residue']}/{s['not_amended']}")
+    print(f"  highest possible over all §§ in both (amendments excluded): {s['max_text_agreement']:.2%}")
+    print(f"  {'reform':<46} {'amended':>7} {'inserted':>8} {'removed':>7} {'cites':>5} {'total':>5}")
+    for r in c.per_reform():
+        print(f"  {r['reform']:<46} {r['amended']:>7} {r['inserted']:>8} {r['removed']:>7} {r['cites']:>5} "
+              f"{r['total']:>5}")
     changes = Counter(c.diff.column("change").to_pylist())
-    print(f"  diff rows (version_diff): {dict(changes)}")
+    print(f"  diff rows (diff_german):  {dict(changes)}")
+    print()
+    print("Parser fidelity (words of the source file vs words of the parse; pipelines/german_source_fidelity.py)")
+    for name, f in [(f"markdown {slug}.md", markdown_fidelity(st)) for slug, st in parsed.items()] + \
+            [(f"pdf {Path(BGB_PDF).name[:30]}", pdf_fidelity(pdf))]:
+        missing = sum(f.missing.values())
+        top = ", ".join(f"{w} {n}" for w, n in f.missing.most_common(3))
+        print(f"  {name:<36} source {f.source_words:>7}, parse {f.parsed_words:>7}, missing {missing:>3} ({top}), "
+              f"invented {sum(f.invented.values())}")
     print(f"  cpu count: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}")
     if args.report:
-        args.report.write_text(c.markdown_report(), encoding="utf-8")
+        tmp = args.report.with_name(args.report.name + ".tmp")
+        tmp.write_text(c.markdown_report(), encoding="utf-8")
+        tmp.replace(args.report)  # atomic: a reader never sees half a report
         print(f"  report: {args.report}")
     return 0
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pipelines.german_statute_markdown import number_key
 
@@ -120,6 +120,22 @@ REFORMS: tuple[Reform, ...] = (
 def reform_of(number: str) -> Reform | None:
     """The known reform whose ranges hold § ``number``, if any."""
     return next((r for r in REFORMS if r.covers(number)), None)
+
+
+_CITATION_RE = re.compile(r"§§?\s+(\d+[a-z]?(?:(?:\s*,\s*|\s+(?:und|bis|oder)\s+)\d+[a-z]?(?![\w.]))*)")
+
+
+def cited_sections(text: str) -> set[str]:
+    """§ numbers a text cites ("§ 1827 Absatz 1", "§§ 1850 bis 1854", "§§ 28, 31a"); numbers after
+    "Absatz", "Satz", "Nummer" are not § numbers and are not picked up."""
+    return {n for m in _CITATION_RE.finditer(text) for n in re.findall(r"\d+[a-z]?", m.group(1))}
+
+
+def reform_cited(old_text: str, new_text: str) -> Reform | None:
+    """The known reform one of whose §§ the new text newly cites: § 630d's "§ 1901a" becoming
+    "§ 1827" points to the guardianship reform (a consequential amendment)."""
+    new = sorted(cited_sections(new_text) - cited_sections(old_text), key=number_key)
+    return next((r for n in new for r in REFORMS if r.covers(n)), None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -232,8 +248,9 @@ class SectionClass:
     kind: str
     reasons: list[str]  # the decisive hunks' reasons, most frequent first
     hunks: list[Hunk]
-    reform: Reform | None = None
+    reform: Reform | None = None  # the known reform whose ranges hold this § (amendments only)
     status_change: str = ""  # "in_force → repealed" when the status differs
+    cites: Reform | None = None  # outside every range: the reform whose §§ the new text newly cites
 
     def evidence(self, limit: int = 3, max_words: int = 12) -> str:
         """A short word diff of the decisive hunks (for the report): ``limit`` hunks of at most
@@ -278,24 +295,6 @@ def classify_section(number: str, markdown_text: str, pdf_text: str, markdown_st
         if h.kind == kind:
             counts[h.reason] = counts.get(h.reason, 0) + 1
     reasons = sorted(counts, key=lambda r: (-counts[r], r))
-    return SectionClass(number, kind, reasons, hunks, reform_of(number) if kind == AMENDMENT else None, status)
-
-
-@dataclass
-class Classification:
-    """All differing §§ of a comparison, by class."""
-    sections: list[SectionClass] = field(default_factory=list)
-
-    def by_kind(self, kind: str) -> list[SectionClass]:
-        return [s for s in self.sections if s.kind == kind]
-
-    def counts(self) -> dict[str, int]:
-        return {k: len(self.by_kind(k)) for k in KINDS}
-
-    def per_reform(self) -> dict[str, int]:
-        """Amended §§ per known reform; ``"(no known reform)"`` for the rest."""
-        out: dict[str, int] = {r.name: 0 for r in REFORMS}
-        out["(no known reform)"] = 0
-        for s in self.by_kind(AMENDMENT):
-            out[s.reform.name if s.reform else "(no known reform)"] += 1
-        return out
+    reform = reform_of(number) if kind == AMENDMENT else None
+    cites = reform_cited(markdown_text, pdf_text) if kind == AMENDMENT and reform is None else None
+    return SectionClass(number, kind, reasons, hunks, reform, status, cites)

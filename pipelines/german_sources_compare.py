@@ -80,23 +80,28 @@ class SourceComparison:
         return self.text_equal / self.not_amended if self.not_amended else 0.0
 
     def per_reform(self) -> list[dict]:
-        """Amended common §§, §§ only in the PDF (inserted) and §§ only in the Markdown (repealed
-        within a range, or removed) per known reform; the last row collects the rest."""
+        """Per known reform: amended common §§ inside its ranges, §§ only in the PDF (inserted) and
+        only in the Markdown (repealed within a range, or removed) inside them, and amended §§
+        outside every range whose new text newly cites one of its §§ (``cites``: consequential
+        amendments such as § 630d "§ 1901a" → "§ 1827"). The last row collects the rest."""
         names = [r.name for r in REFORMS] + ["(no known reform)"]
-        rows = {n: {"reform": n, "amended": 0, "inserted": 0, "removed": 0} for n in names}
+        rows = {n: {"reform": n, "amended": 0, "inserted": 0, "removed": 0, "cites": 0} for n in names}
 
         def add(number: str, column: str) -> None:
             r = reform_of(number)
             rows[r.name if r else names[-1]][column] += 1
 
         for c in self.of_kind(AMENDMENT):
-            add(c.number, "amended")
+            if c.reform is None and c.cites is not None:
+                rows[c.cites.name]["cites"] += 1
+            else:
+                add(c.number, "amended")
         for n in self.only_pdf:
             add(n, "inserted")
         for n in self.only_markdown:
             add(n, "removed")
         for r in rows.values():
-            r["total"] = r["amended"] + r["inserted"] + r["removed"]
+            r["total"] = r["amended"] + r["inserted"] + r["removed"] + r["cites"]
         return list(rows.values())
 
     @property
@@ -152,12 +157,16 @@ class SourceComparison:
                  f"parser residue. Agreement over the {s['not_amended']} §§ not amended: "
                  f"{s['not_amended_agreement']:.2%} ({s['text_equal']}/{s['not_amended']}); the highest "
                  f"agreement over all §§ in both that the amendments leave possible: {s['max_text_agreement']:.2%}.",
-                 "", "| reform | act | in force | amended | inserted | removed | total |", "|---|---|---|---:|---:|---:|---:|"]
+                 "", "Classes are decided from the word diff alone (`pipelines/german_sources_classify.py`). "
+                 "Per reform: amended §§ inside its ranges, §§ inserted/removed there, and amended §§ outside "
+                 "every range that newly cite one of its §§ (consequential amendments).", "",
+                 "| reform | act | in force | amended | inserted | removed | cites its §§ | total |",
+                 "|---|---|---|---:|---:|---:|---:|---:|"]
         acts = {r.name: (r.act, str(r.in_force)) for r in REFORMS}
         for r in self.per_reform():
             act, when = acts.get(r["reform"], ("", ""))
             lines.append(f"| {r['reform']} | {act} | {when} | {r['amended']} | {r['inserted']} | {r['removed']} "
-                         f"| {r['total']} |")
+                         f"| {r['cites']} | {r['total']} |")
         lines += ["", f"Only in the Markdown ({len(self.only_markdown)}; {len(self.only_markdown_in_pdf_ranges)} of "
                       f"them inside a repealed §§ range of the PDF): {', '.join(self.only_markdown) or '—'}", "",
                   f"Only in the PDF ({len(self.only_pdf)}): {', '.join(self.only_pdf) or '—'}", ""]
@@ -166,12 +175,14 @@ class SourceComparison:
         for kind in KINDS:
             group = self.of_kind(kind)
             lines += [f"## {headings[kind]} ({len(group)})", ""]
-            if kind == AMENDMENT:
-                group = sorted(group, key=lambda c: ([r.name for r in REFORMS] + [""]).index(
-                    c.reform.name if c.reform else ""))
+            if kind == AMENDMENT:  # by reform, then consequential ones by the reform they cite, then the rest
+                order = [r.name for r in REFORMS]
+                group = sorted(group, key=lambda c: (0, order.index(c.reform.name)) if c.reform else
+                               (1, order.index(c.cites.name)) if c.cites else (2, 0))
             for c in group[:max_sections]:
                 status = f" ({c.status_change})" if c.status_change else ""
-                where = f" — {c.reform.name}" if c.reform else (" — no known reform" if kind == AMENDMENT else "")
+                where = (f" — {c.reform.name}" if c.reform else f" — cites §§ of {c.cites.name}" if c.cites
+                         else " — no known reform" if kind == AMENDMENT else "")
                 lines.append(f"- **§ {c.number}**{status}{where} [{', '.join(c.reasons)}]: {c.evidence()}")
             lines.append("" if group else "none\n")
         return "\n".join(lines)

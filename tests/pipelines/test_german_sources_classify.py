@@ -12,7 +12,8 @@ import unicodedata
 import pytest
 
 from pipelines.german_sources_classify import (
-    AMENDMENT, EDITORIAL, REFORMS, RESIDUE, classify_hunk, classify_section, diff_hunks, reform_of, same_word,
+    AMENDMENT, EDITORIAL, REFORMS, RESIDUE, cited_sections, classify_hunk, classify_section, diff_hunks, reform_cited,
+    reform_of, same_word,
 )
 from pipelines.german_sources_compare import compare_sources
 from pipelines.german_statute_markdown import parse_markdown
@@ -127,6 +128,14 @@ def test_reforms():
     assert len(names) == len(set(names))
 
 
+def test_cited_sections():
+    assert cited_sections("nach § 1827 Absatz 1 Satz 2 und den §§ 1850 bis 1854, §§ 28, 31a Abs. 1") == \
+        {"1827", "1850", "1854", "28", "31a"}
+    assert reform_cited("Patientenverfügung nach § 1901a Absatz 1", "Patientenverfügung nach § 1827 Absatz 1").name \
+        == "Vormundschafts- und Betreuungsrecht"
+    assert reform_cited("nach § 1827", "nach § 1827 und § 433") is None  # cited before already
+
+
 def test_hunks_cover_the_whole_diff():
     hunks = diff_hunks("a b c d e", "a x c d e f")
     assert [(h.old, h.new) for h in hunks] == [(("b",), ("x",)), ((), ("f",))]
@@ -220,9 +229,15 @@ def test_amendments_outside_known_reforms_change_content(cmp):
     rest = [c for c in cmp.of_kind(AMENDMENT) if c.reform is None]
     assert len(rest) == 55
     assert all(c.status_change or {"content words", "reference"} & set(c.reasons) for c in rest)
+    # 11 of them newly cite a § of a reform: consequential amendments (§ 630d "§ 1901a" → "§ 1827")
+    cites = {c.number: c.cites.name for c in rest if c.cites}
+    assert len(cites) == 11 and cites["630d"] == "Vormundschafts- und Betreuungsrecht"
+    assert cites["2101"] == "Stiftungsrecht"  # "§ 84" → "§ 80 Absatz 2 Satz 2"
     per = {r["reform"]: r for r in cmp.per_reform()}
     assert per["Vormundschafts- und Betreuungsrecht"]["amended"] == 148
+    assert per["Vormundschafts- und Betreuungsrecht"]["cites"] == 10
     assert per["Personengesellschaftsrecht (MoPeG)"]["inserted"] == 15
-    assert sum(r["amended"] for r in per.values()) == 273
+    assert per["(no known reform)"]["amended"] == 44
+    assert sum(r["amended"] + r["cites"] for r in per.values()) == 273
     assert sum(r["inserted"] for r in per.values()) == len(cmp.only_pdf)
     assert sum(r["removed"] for r in per.values()) == len(cmp.only_markdown)

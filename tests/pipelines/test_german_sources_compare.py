@@ -118,13 +118,14 @@ def test_report_and_summary(cmp):
     assert "Only in the PDF (41)" in report
     assert "Differing §§ by class: 273 amendment, 56 editorial, 0 parser residue." in report
     assert "| Vormundschafts- und Betreuungsrecht | G zur Reform des Vormundschafts- und Betreuungsrechts v. " \
-           "4.5.2021 I 882 | 2023-01-01 | 148 | 0 | 24 | 172 |" in report
+           "4.5.2021 I 882 | 2023-01-01 | 148 | 0 | 24 | 10 | 182 |" in report
     assert "## Amendments (273)" in report and "## Editorial variants (same words, another form) (56)" in report
     assert "## Parser residue (0)\n\nnone" in report
     assert report.count("\n- **§ ") == 10  # five per non-empty class
     assert "- **§ 7** [inflection]: [-Ort-]{+Orte+}" in report
     full = cmp.markdown_report()
     assert full.count("\n- **§ ") == 329 and "- **§ 491** — no known reform [reference]: " in full
+    assert "- **§ 630d** — cites §§ of Vormundschafts- und Betreuungsrecht [reference]: [-1901a-]{+1827+}" in full
 
 
 def test_different_acts_refused(sources, sample_dir):
