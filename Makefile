@@ -26,7 +26,7 @@ ui: setup
 	$(BIN)/lexpipe ui
 
 test: setup browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=20
 
 bench: setup
 	$(BIN)/python bench/parse.py
