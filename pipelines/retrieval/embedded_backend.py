@@ -218,14 +218,15 @@ class EmbeddedBackend:
 
     _COLS = ["chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status"]
 
-    def _fts(self, table: str, text: str, column: str, filters: Filters, k: int) -> list[dict]:
+    def _fts(self, table: str, text: str, column: str, filters: Filters, k: int,
+             columns: Sequence[str] | None = None) -> list[dict]:
         from lancedb.query import MatchQuery
 
         q = self._table(table).search(MatchQuery(text, column), query_type="fts")
         where = where_clause(filters)
         if where:
             q = q.where(where, prefilter=True)
-        return q.select([*self._COLS, "_score"]).limit(k).to_list()
+        return q.select([*(columns or self._COLS), "_score"]).limit(k).to_list()
 
     def bm25(self, table: str, query: str, filters: Filters, k: int, *, bigram_weight: float | None = None) -> list[Hit]:
         """Lexical leg: BM25 over analysed unigrams plus weighted BM25 over word bigrams
@@ -282,8 +283,11 @@ class EmbeddedBackend:
     def section_context(self, table: str) -> TableContext:
         with self._lock:
             if table not in self._sections:
-                cols = ["chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status", "text_analyzed"]
-                self._sections[table] = TableContext.from_rows(self._table(table).to_arrow().select(cols).to_pydict())
+                t = self._table(table).to_arrow()
+                cols = ["chunk_id", "article_id", "act_id", "jurisdiction", "version", "heading_path", "text", "status",
+                        "text_analyzed"]
+                vectors = t["vector"].combine_chunks().flatten().to_numpy().reshape(t.num_rows, -1) if t.num_rows else None
+                self._sections[table] = TableContext.from_rows(t.select(cols).to_pydict(), vectors)
             return self._sections[table]
 
     def section_legs(self, table: str, query: str, filters: Filters, legs: Sequence[str],
@@ -298,9 +302,15 @@ class EmbeddedBackend:
             q = reduce_query(spec, query, self.analyzer, ctx.idf, getattr(self.analyzer, "lang", "de"))
             if not q.strip():
                 return []
-            if spec.retriever == "bm25":
-                return self.bm25(table, q, filters, depth, bigram_weight=None if spec.bigrams else 0.0)
-            return self.dense(table, q, filters, depth)
+            if spec.retriever == "dense":  # exact, in memory: the same ranking as dense(), less overhead
+                return ctx.exact_dense(self.encoder.encode_queries([q])[0], filters, depth)
+            if spec.bigrams:
+                return self.bm25(table, q, filters, depth)
+            tokens = self.analyzer.analyze(q)
+            if not tokens:
+                return []
+            rows = self._fts(table, " ".join(tokens), "text_analyzed", filters, depth, columns=["chunk_id"])
+            return [ctx.hit(r["chunk_id"], float(r["_score"]), i) for i, r in enumerate(rows, 1)]
 
         futures = {leg: self._pool.submit(run, leg) for leg in legs}
         return {leg: f.result() for leg, f in futures.items()}

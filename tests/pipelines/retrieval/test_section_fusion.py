@@ -188,3 +188,28 @@ def test_dense_reduces_only_long_german_questions(backend, monkeypatch):
     finally:
         backend.section_fusion = None
     assert seen[1] == reduced
+
+
+def test_in_memory_legs_equal_the_backends_own_retrievers(backend):
+    """The section legs read ids and scores only and score dense in memory: same hits, same scores
+    as ``bm25`` / ``dense`` through LanceDB (ties aside)."""
+    table = backend.state("de:bgb")["versions"]["2024-11-28"]["table"]
+    f = Filters(act_ids=("de:bgb",), statuses=("in_force",))
+    ctx = backend.section_context(table)
+    q = "Kündigung der Wohnung wegen Eigenbedarf des Vermieters, Widerspruch des Mieters"
+
+    def key(hits):
+        return sorted((round(h.score, 4), h.chunk_id, h.article_id, h.heading_path, h.text, h.status) for h in hits)
+
+    mem = ctx.exact_dense(backend.encoder.encode_queries([q])[0], f, 30)
+    lance = backend.dense(table, q, f, 30)
+    assert key(mem) == key(lance) and [h.rank for h in mem] == list(range(1, 31))
+    assert [round(h.score, 4) for h in mem] == sorted((round(h.score, 4) for h in mem), reverse=True)
+    legs = backend.section_legs(table, q, f, ["bm25_stop"], 10)
+    full = backend.bm25(table, reduce_query(LEG_SPECS["bm25_stop"], q, backend.analyzer, ctx.idf), f, 30,
+                        bigram_weight=0.0)
+    assert key(legs["bm25_stop"]) == key(full)
+    vec = backend.encoder.encode_queries([q])[0]
+    assert ctx.exact_dense(vec, Filters(act_ids=("de:gg",)), 5) == []  # the filters apply in memory too
+    assert ctx.exact_dense(vec, Filters(statuses=("repealed",)), 5) == backend.dense(
+        table, q, Filters(statuses=("repealed",)), 5) == []  # the slice has no repealed §
