@@ -213,14 +213,36 @@ def main() -> None:
         for i in warm:  # warm-up on other questions (the query-vector cache must not serve the sample)
             backend.search(SearchRequest(questions[i].question, 10, "hybrid", filters))
         lat, rk = [], []
+        cpu0 = cpu_times()
         for i in sample:
             t = time.perf_counter()
             hits = backend.search(SearchRequest(questions[i].question, 10, "hybrid", filters))
             lat.append((time.perf_counter() - t) * 1000)
             rk.append([h.article_id for h in hits])
         m = metrics(rk, [golds[i] for i in sample])
+        busy, steal = cpu_share(cpu0, cpu_times())
         print(row("shipped hybrid (`backend.search`), in-sample model", path.name, m, len(sample), lat)
               + " (quality in-sample: the file was fitted on these questions; the row is for latency)")
+        print(f"during the latency run: {os.getloadavg()[0]:.2f} load, CPU busy {busy:.0%}, "
+              f"stolen by the hypervisor {steal:.0%} (/proc/stat)")
+
+
+def cpu_times() -> list[int]:
+    """The aggregate ``cpu`` line of /proc/stat (user nice system idle iowait irq softirq steal …)."""
+    try:
+        return [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return []
+
+
+def cpu_share(before: list[int], after: list[int]) -> tuple[float, float]:
+    """(busy, stolen) shares of the CPU time between two :func:`cpu_times` readings: latency on a
+    shared VM means little without the steal next to it."""
+    if not before or not after:
+        return float("nan"), float("nan")
+    d = [b - a for a, b in zip(before, after)]
+    total = sum(d) or 1
+    return (total - d[3] - d[4] - d[7]) / total, d[7] / total
 
 
 def heading_study(args) -> None:
