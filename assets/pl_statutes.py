@@ -254,19 +254,12 @@ def _validation_markdown(context: dg.AssetExecutionContext, version: str) -> str
 def search_index(context: dg.AssetExecutionContext, storage: CorpusStorage,
                  search_config: SearchConfig) -> dg.MaterializeResult:
     from pipelines.retrieval.encoders import get_encoder
-    from pipelines.retrieval.index_build import index_step
+    from pipelines.retrieval.index_build import index_step, throttled_progress
 
     encoder = get_encoder(search_config.encoder)
     backend = search_config.open_backend(storage.layout, act_id=ACT_ID, encoder=encoder)
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        if done == total or (done / total) - last[0] >= 0.1:
-            last[0] = done / total
-            context.log.info(f"embedding {done}/{total} chunks")
-
     report = index_step(storage.layout, act_id=ACT_ID, version=context.partition_key, backend=backend,
-                        encoder=encoder, progress=progress)
+                        encoder=encoder, progress=throttled_progress(context.log.info, "embedding {done}/{total} chunks"))
     context.log.info(f"{ACT_ID} {report.version}: {report.documents} documents indexed, {report.embedded} embedded "
                      f"({report.chunks_per_s:.1f} chunks/s), {report.cached} from cache")
     context.log.info(f"{ACT_ID} {report.version}: loaded into {report.backend} {report.table}, serving via {report.alias}")

@@ -232,6 +232,7 @@ def retrieval_eval_step(layout: Layout, *, act_id: str, version: str, run_id: st
         select_questions,
     )
     from pipelines.retrieval.encoders import QueryCachingEncoder, get_encoder
+    from pipelines.retrieval.index_build import throttled_progress
     from pipelines.retrieval.interface import SearchError
 
     say = progress or (lambda _msg: None)
@@ -248,14 +249,7 @@ def retrieval_eval_step(layout: Layout, *, act_id: str, version: str, run_id: st
         f"{len(retrievers)} retrievers × {len(styles)} query styles, encoder {encoder.id}, {type(backend).__name__}")
     t0 = time.perf_counter()
     if {"dense", "hybrid"} & set(retrievers):
-        last = [0.0]
-
-        def encoded(done: int, total: int) -> None:
-            if done == total or done / total - last[0] >= 0.25:
-                last[0] = done / total
-                say(f"encoding queries {done}/{total}")
-
-        prime_query_cache(encoder, queries, progress=encoded)
+        prime_query_cache(encoder, queries, progress=throttled_progress(say, "encoding queries {done}/{total}", 0.25))
     encode_s = time.perf_counter() - t0
     ctx = EvalContext(run_id=run_id, run_ts=run_ts, act_id=act_id, version=version, encoder=encoder.id,
                       backend=type(backend).__name__, question_set=question_set.label, k=k)

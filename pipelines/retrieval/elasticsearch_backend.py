@@ -829,15 +829,13 @@ class ElasticsearchBackend:
                      leg_articles: int = 100) -> dict[str, list[Hit]]:
         """The German hybrid's legs on their reductions of the query, side by side — the same
         ``LEG_SPECS`` and reductions as ``EmbeddedBackend.section_legs``."""
-        from pipelines.retrieval.section_fusion import LEG_SPECS, reduce_query
+        from pipelines.retrieval.section_fusion import LEG_SPECS, leg_queries
 
-        ctx = self.section_context(index)
         depth = min(3 * leg_articles, MAX_KNN)
-        lang = getattr(self.analyzer, "lang", "de")
+        queries = leg_queries(legs, query, self.analyzer, self.section_context(index))
 
         def run(leg: str) -> list[Hit]:
-            spec = LEG_SPECS[leg]
-            q = reduce_query(spec, query, self.analyzer, ctx.idf, lang)
+            spec, q = LEG_SPECS[leg], queries[leg]
             if not q.strip():
                 return []
             if spec.retriever == "bm25":

