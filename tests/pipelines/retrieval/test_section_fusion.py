@@ -19,12 +19,13 @@ from pipelines.retrieval.encoders import get_encoder
 from pipelines.retrieval.index_build import open_embedded_backend
 from pipelines.retrieval.interface import Filters, SearchRequest
 from pipelines.retrieval.section_fusion import (
-    LEG_SPECS, Candidates, SectionFusion, default_model_path, feature_names, fit_section_fusion, load_section_fusion,
+    DENSE_QUERY_LEG, LEG_SPECS, Candidates, SectionFusion, default_model_path, feature_names, fit_section_fusion,
+    load_section_fusion,
     dense_query, reduce_query,
 )
 
 KEEP = {*(str(n) for n in range(535, 581)), "573a", "573b", "573c", "573d", "242", "280", "823", "1004", "812"}
-LEGS = ["bm25_stop", "bm25_key", "dense_key"]
+LEGS = ["bm25_stop", "bm25_key", "dense_key16"]  # the shipped model's legs
 
 
 def model(legs=LEGS, prior_weight=0.0, counts=None, **kw) -> SectionFusion:
@@ -177,7 +178,7 @@ def test_dense_reduces_only_long_german_questions(backend, monkeypatch):
     assert dense_query(short, backend.analyzer, idf) == short  # short: every word kept, even "Eigenbedarf"
     long_q = " ".join([LAY] * 3)
     reduced = dense_query(long_q, backend.analyzer, idf)
-    assert len(reduced.split()) <= LEG_SPECS["dense_key"].terms < len(long_q.split())
+    assert len(reduced.split()) <= LEG_SPECS[DENSE_QUERY_LEG].terms < len(long_q.split())
     seen = []
     monkeypatch.setattr(backend, "dense", lambda t, q, f, k: seen.append(q) or [])
     backend.search(SearchRequest(long_q, 5, "dense", Filters(act_ids=("de:bgb",))))
