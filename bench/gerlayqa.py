@@ -1,7 +1,7 @@
 """GerLayQA dev: §-level retrieval over the BGB — each leg of the German hybrid, the §-prior, and
 the hybrid itself (the product's ``section_fusion``), out of fold.
 
-    .venv/bin/python bench/gerlayqa.py --home DIR [--legs bm25,bm25_stop,bm25_key,dense_key]
+    .venv/bin/python bench/gerlayqa.py --home DIR [--legs bm25,bm25_stop,bm25_key,dense_key16]
         [--variants "legs;legs…"] [--legs-cache FILE] [--fit FILE] [--latency N]
 
 Builds (or reuses) the German corpus under --home (``pipelines.german_statute_build``: both BGB
@@ -18,7 +18,9 @@ issue's bar figures) with each leg's query p50/p95, then:
   (``pipelines.benchmarks.section_prior.cross_validated_fusion``);
 * ``--fit FILE`` — the first variant fitted on all dev questions: the shipped model file;
 * ``--latency N`` — the shipped hybrid end to end (``backend.search``, all legs side by side, the
-  fusion, the article collapse), warm, on N questions: the latency the issue's target is about.
+  fusion, the article collapse) on N questions, and the shipped dense retriever on N others, warm,
+  with the query-vector cache emptied first: the latencies the issue's target is about, printed with
+  the CPU share the hypervisor stole meanwhile.
 
 Folds: questions dealt round-robin in sha256(seed:question id) order into --folds folds; every
 learned quantity used for fold i is computed from the other folds only. The heading study

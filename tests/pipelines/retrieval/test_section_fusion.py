@@ -180,15 +180,21 @@ def test_dense_reduces_only_long_german_questions(backend, monkeypatch):
     reduced = dense_query(long_q, backend.analyzer, idf)
     assert len(reduced.split()) <= LEG_SPECS[DENSE_QUERY_LEG].terms < len(long_q.split())
     seen = []
-    monkeypatch.setattr(backend, "dense", lambda t, q, f, k: seen.append(q) or [])
-    backend.search(SearchRequest(long_q, 5, "dense", Filters(act_ids=("de:bgb",))))
+    encode = backend.encoder.encode_queries
+    monkeypatch.setattr(backend.encoder, "encode_queries", lambda texts: seen.extend(texts) or encode(texts))
+    plain = backend.search(SearchRequest(long_q, 5, "dense", Filters(act_ids=("de:bgb",))))
     assert seen == [long_q]  # no section fusion loaded: the dense retriever is untouched
     backend.section_fusion = model()
     try:
-        backend.search(SearchRequest(long_q, 5, "dense", Filters(act_ids=("de:bgb",))))
+        reduced_hits = backend.search(SearchRequest(long_q, 5, "dense", Filters(act_ids=("de:bgb",))))
     finally:
         backend.section_fusion = None
     assert seen[1] == reduced
+    # the reduced query is scored in memory, exactly as the backend's own dense search would
+    assert [(h.article_id, round(h.score, 4)) for h in reduced_hits] == [
+        (h.article_id, round(h.score, 4)) for h in backend.search(SearchRequest(reduced, 5, "dense",
+                                                                               Filters(act_ids=("de:bgb",))))]
+    assert len(plain) == 5
 
 
 def test_in_memory_legs_equal_the_backends_own_retrievers(backend):
