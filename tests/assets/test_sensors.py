@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -202,18 +203,30 @@ def test_http_failing_source_skips_with_reason_and_keeps_cursor(httpserver: HTTP
 
 
 def test_http_slow_source_cannot_hold_the_tick(httpserver: HTTPServer, tmp_path: Path):
+    """The server holds its answer until the test releases it (at most 30 s) and the client would
+    wait 20 s: only the tick's 1.5 s budget can end the tick early. The bound leaves room for a
+    loaded CI machine without letting a tick that waited for the server pass."""
+    released = threading.Event()
+
     def slow(request: Request) -> Response:
-        time.sleep(2.5)
+        released.wait(timeout=30.0)
         return Response(json.dumps(api_metadata(NEW)), status=200, headers={"Content-Type": "application/json"})
 
     httpserver.expect_request(META_PATH).respond_with_handler(slow)
     sensor = build_source_sensor([WATCHER], name="source_watch_test", budget_s=1.5)
-    t0 = time.monotonic()
-    result = tick(http_resources(tmp_path, httpserver, timeout_s=10.0), None, sensor=sensor)
-    assert time.monotonic() - t0 < 3.0  # the server answers only after 3.5 s
+    context = dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(), cursor=None,
+                                      resources=http_resources(tmp_path, httpserver, timeout_s=20.0))
+    try:
+        t0 = time.monotonic()
+        result = sensor(context)
+        elapsed = time.monotonic() - t0
+    finally:
+        released.set()  # let the abandoned poll finish before the server stops
+    assert isinstance(result, dg.SensorResult)
+    assert elapsed < 10.0, f"the tick waited {elapsed:.1f} s for a server that never answered"
     assert "no answer within" in skip_text(result) and "cursor kept" in skip_text(result)
     assert load_cursor(result.cursor) == {}
-    time.sleep(2.5)  # let the abandoned poll finish before the server stops
+    time.sleep(0.5)
 
 
 def test_budget_must_stay_under_dagsters_limit():

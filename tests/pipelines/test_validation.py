@@ -348,7 +348,7 @@ def test_nodes_level_and_unique_id():
 # --------------------------------------------------------------------------- speed
 
 
-def test_context_is_reused_and_validation_is_fast():
+def test_context_is_reused():
     first = validation._batch_definition()
     table = articles(article_rows(300))
     started = time.perf_counter()
@@ -357,4 +357,3 @@ def test_context_is_reused_and_validation_is_fast():
     assert validation._batch_definition() is first
     assert report.success, report.summary()
     print(f"\n300 articles, {report.evaluated} expectations: {elapsed:.2f}s")
-    assert elapsed < 10  # generous: a warm run takes well under a second; context re-creation would not
