@@ -1,4 +1,5 @@
-"""Shared fixtures: where the read-only sample data is, and a throwaway LEXPIPE_HOME."""
+"""Shared fixtures: where the read-only sample data is, a throwaway LEXPIPE_HOME, and the published
+Civil Code corpus the suite builds once."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from lexpipe.layout import Layout
+
+from corpus_fixtures import PublishedCorpus, build_published_corpus  # tests/ (this folder), on sys.path
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,17 +36,68 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Layout:
 
 
 @pytest.fixture(scope="session")
-def corpus_home(tmp_path_factory, sample_dir: Path) -> Path:
-    """A ``$LEXPIPE_HOME`` with both sample Civil Code versions published and indexed with the
-    model-free hashing encoder, built once per session by the real main job. Read-only: copy it
-    (``shutil.copytree``) before writing."""
-    import dagster as dg
+def published_corpus(tmp_path_factory, sample_dir: Path) -> PublishedCorpus:
+    """Both sample Civil Code versions published and indexed with the model-free hashing encoder,
+    built once per session by the real main job and recorded in a DAGSTER_HOME of its own (see
+    tests/corpus_fixtures.py). Read-only: ``copy_published_corpus`` (or ``shutil.copytree`` of its
+    ``home``) before writing to either folder."""
+    return build_published_corpus(tmp_path_factory.mktemp("published_corpus"), sample_dir)
 
-    from lexpipe.runner import run_corpus
-    from lexpipe.settings import Settings
 
-    home = tmp_path_factory.mktemp("corpus_home") / "home"
-    settings = Settings(home=home, sample_dir=sample_dir, offline=True, parse_workers=2, encoder="hashing")
-    runs = run_corpus(settings, instance=dg.DagsterInstance.ephemeral(), log_level="WARNING")
-    assert [r.success for r in runs] == [True, True], runs
-    return home
+@pytest.fixture(scope="session")
+def corpus_home(published_corpus: PublishedCorpus) -> Path:
+    """The ``$LEXPIPE_HOME`` of ``published_corpus``. Read-only: copy it (``shutil.copytree``)
+    before writing."""
+    return published_corpus.home
+
+
+# -- parsed sample sources, shared read-only ------------------------------------------------------
+# Several modules parse the same sample files with the same call; each is parsed once per session.
+# The parsed objects are mutable dataclasses: tests read them and never keep a change (one
+# injects a leak into a § and restores it in ``finally``).
+
+BGB_PDF = Path("de") / "pdf" / "BJNR001950896_bgb_gii_2024-11-28.pdf"
+BGB_MD = Path("de") / "gesetze" / "bgb.md"
+
+
+@pytest.fixture(scope="session")
+def kc_parsed(sample_dir: Path) -> dict:
+    """Version → ``parse_statute`` of that sample Civil Code PDF (2024-12-19 and 2025-11-13)."""
+    import datetime as dt
+
+    from pipelines.polish_statute_parser import parse_statute
+
+    return {v: parse_statute(sample_dir / "pl" / "isap" / f"D19640093Lj_{v}.pdf", dt.date.fromisoformat(v))
+            for v in ("2024-12-19", "2025-11-13")}
+
+
+@pytest.fixture(scope="session")
+def bgb_pdf(sample_dir: Path):
+    """``parse_gii_pdf`` of the gesetze-im-internet BGB PDF (two page-reading workers)."""
+    from pipelines.german_statute_pdf import parse_gii_pdf
+
+    return parse_gii_pdf(sample_dir / BGB_PDF, workers=2)
+
+
+@pytest.fixture(scope="session")
+def bgb_markdown(sample_dir: Path):
+    """``parse_markdown`` of the bundestag/gesetze BGB."""
+    from pipelines.german_statute_markdown import parse_markdown
+
+    return parse_markdown(sample_dir / BGB_MD)
+
+
+@pytest.fixture(scope="session")
+def bgb_comparison(bgb_markdown, bgb_pdf):
+    """``compare_sources`` of the two BGB sources (Markdown vs PDF)."""
+    from pipelines.german_sources_compare import compare_sources
+
+    return compare_sources(bgb_markdown, bgb_pdf)
+
+
+@pytest.fixture(scope="session")
+def benchmark_table(sample_dir: Path):
+    """``build_benchmark_table`` over the sample benchmark sources (an immutable Arrow table)."""
+    from pipelines.benchmarks.benchmark_table import build_benchmark_table
+
+    return build_benchmark_table(sample_dir)

@@ -16,6 +16,8 @@ from lexpipe.runner import run_corpus
 from lexpipe.settings import Settings
 from schemas.arrow import ARTICLES
 
+from corpus_fixtures import PublishedCorpus, copy_published_corpus, open_instance  # tests/, on sys.path via conftest
+
 OLD, NEW = "2024-12-19", "2025-11-13"
 
 
@@ -45,11 +47,13 @@ def published_old(tmp_path_factory, sample_dir):
 
 
 @pytest.fixture(scope="module")
-def full_run(tmp_path_factory, sample_dir):
-    home = tmp_path_factory.mktemp("full") / "home"
-    instance = dg.DagsterInstance.ephemeral()
-    runs = run_corpus(_settings(home, sample_dir), instance=instance)
-    return home, instance, runs
+def full_run(tmp_path_factory, published_corpus: PublishedCorpus):
+    """The main job over both sample versions: a copy of the session's ``published_corpus`` (the
+    same job and settings, built once) with the instance that recorded its runs, for this module
+    to write to."""
+    copy = copy_published_corpus(published_corpus, tmp_path_factory.mktemp("full"))
+    with open_instance(copy.dagster_home) as instance:
+        yield copy.home, instance, list(copy.runs)
 
 
 def test_main_job_publishes_both_versions(full_run):

@@ -11,7 +11,6 @@ import pytest
 
 from pipelines.german_source_fidelity import Fidelity, markdown_fidelity, pdf_fidelity, words
 from pipelines.german_statute_markdown import KNOWN_ACTS, parse_markdown
-from pipelines.german_statute_pdf import parse_gii_pdf
 
 # "(XXXX)" marks a §-heading placeholder in bundestag/gesetze; the parser keeps no trace of it
 PLACEHOLDER = "XXXX"
@@ -21,8 +20,9 @@ BGB_CLOSED = Counter({"Reichsbehörden": 2, "Reichsanstalten": 2, "Reichsfiskus"
 
 
 @pytest.fixture(scope="module")
-def pdf(sample_dir):
-    return parse_gii_pdf(sample_dir / "de" / "pdf" / "BJNR001950896_bgb_gii_2024-11-28.pdf")
+def pdf(bgb_pdf):
+    """parse_gii_pdf(the BGB PDF), parsed once per session (conftest.py)."""
+    return bgb_pdf
 
 
 def test_words():

@@ -15,9 +15,6 @@ from pipelines.german_sources_classify import (
     AMENDMENT, EDITORIAL, REFORMS, RESIDUE, cited_sections, classify_hunk, classify_section, diff_hunks, reform_cited,
     reform_of, same_word,
 )
-from pipelines.german_sources_compare import compare_sources
-from pipelines.german_statute_markdown import parse_markdown
-from pipelines.german_statute_pdf import parse_gii_pdf
 
 BGB_PDF = ("de", "pdf", "BJNR001950896_bgb_gii_2024-11-28.pdf")
 
@@ -146,10 +143,10 @@ def test_hunks_cover_the_whole_diff():
 
 
 @pytest.fixture(scope="module")
-def cmp(sample_dir):
-    md = parse_markdown(sample_dir / "de" / "gesetze" / "bgb.md")
-    pdf = parse_gii_pdf(sample_dir.joinpath(*BGB_PDF))
-    return compare_sources(md, pdf)
+def cmp(bgb_comparison):
+    """compare_sources(parse_markdown(bgb.md), parse_gii_pdf(the BGB PDF)), once per session
+    (conftest.py; test_german_sources_compare checks the same comparison)."""
+    return bgb_comparison
 
 
 def _flat(text: str) -> str:

@@ -10,20 +10,19 @@ import pytest
 
 from pipelines.german_sources_compare import compare_sources
 from pipelines.german_statute_markdown import normalize_text, parse_markdown
-from pipelines.german_statute_pdf import parse_gii_pdf
 from schemas.arrow import DIFF
 
 
 @pytest.fixture(scope="session")
-def sources(sample_dir):
-    md = parse_markdown(sample_dir / "de" / "gesetze" / "bgb.md")
-    pdf = parse_gii_pdf(sample_dir / "de" / "pdf" / "BJNR001950896_bgb_gii_2024-11-28.pdf")
-    return md, pdf
+def sources(bgb_markdown, bgb_pdf):
+    """parse_markdown(bgb.md), parse_gii_pdf(the BGB PDF): parsed once per session (conftest.py)."""
+    return bgb_markdown, bgb_pdf
 
 
 @pytest.fixture(scope="session")
-def cmp(sources):
-    return compare_sources(*sources)
+def cmp(bgb_comparison):
+    """compare_sources(*sources), computed once per session (conftest.py)."""
+    return bgb_comparison
 
 
 # §§ inserted between the two text states (Stiftungsrecht 2023, MoPeG 2024, Verbandsklagen, …)

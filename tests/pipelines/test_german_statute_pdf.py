@@ -23,8 +23,9 @@ def pdf_path(sample_dir) -> Path:
 
 
 @pytest.fixture(scope="session")
-def bgb(pdf_path):
-    return parse_gii_pdf(pdf_path, workers=2)
+def bgb(bgb_pdf):
+    """parse_gii_pdf(pdf_path, workers=2), parsed once per session (conftest.py)."""
+    return bgb_pdf
 
 
 def independent_section_heads(path: Path) -> int:

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from pipelines.pdf_lines import read_lines
-from pipelines.polish_statute_parser import parse_statute
 from pipelines.statute_tables import articles_table, nodes_table
 
 VERSIONS = ["2024-12-19", "2025-11-13"]
@@ -21,8 +20,11 @@ def pdf(sample_dir: Path, version: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def parsed(sample_dir):
-    return {v: parse_statute(pdf(sample_dir, v), dt.date.fromisoformat(v)) for v in VERSIONS}
+def parsed(kc_parsed):
+    """{v: parse_statute(pdf(sample_dir, v), dt.date.fromisoformat(v)) for v in VERSIONS}, parsed
+    once per session (conftest.py)."""
+    assert sorted(kc_parsed) == VERSIONS
+    return kc_parsed
 
 
 def independent_article_heads(path: Path) -> list[str]:

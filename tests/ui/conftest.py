@@ -26,10 +26,12 @@ def chromium() -> Path:
 
 
 @pytest.fixture(scope="module")
-def ui_world(tmp_path_factory, sample_dir: Path, chromium: Path) -> UiWorld:
-    """OLD and NEW published (NEW served), BROKEN blocked by its check; recorded in a fresh
-    DAGSTER_HOME. Depends on ``chromium`` so nothing is built when the browser is missing."""
-    return build_world(tmp_path_factory.mktemp("ui"), sample_dir)
+def ui_world(request: pytest.FixtureRequest, tmp_path_factory, sample_dir: Path, chromium: Path) -> UiWorld:
+    """OLD and NEW published (NEW served), BROKEN blocked by its check; recorded in a DAGSTER_HOME
+    of its own (a copy of the session's ``published_corpus`` and its instance, then the BROKEN
+    run). Depends on ``chromium`` so nothing is built when the browser is missing: the session
+    corpus is requested only after that (a session fixture in the signature would come first)."""
+    return build_world(tmp_path_factory.mktemp("ui"), sample_dir, request.getfixturevalue("published_corpus"))
 
 
 @pytest.fixture(scope="module")

@@ -20,13 +20,15 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from corpus_fixtures import (  # tests/, on sys.path via conftest
+    NEW, OLD, REPO, PublishedCorpus, copy_published_corpus, dagster_home_env, open_instance, write_dagster_yaml,
+)
+
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; CI installs it (`make browser`)
 # Without the background-networking flags Chromium keeps calling Google services, which on a closed
 # network means a stream of refused connections; the profile is fresh per module.
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-OLD, NEW = "2024-12-19", "2025-11-13"  # the real sample versions: both published, NEW served
 BROKEN = "2026-01-15"  # a newer version whose PDF lost most of its pages: must be blocked
 BROKEN_KEEP_PAGES = 40  # of 242: downloads and parses, but ~80 % of the articles are gone
 UI_START_TIMEOUT_S = 180  # first start on 2 busy cores: code server + webserver + daemon
@@ -69,28 +71,16 @@ def broken_pdf(real: Path, keep_pages: int = BROKEN_KEEP_PAGES) -> bytes:
         doc.close()
 
 
-def write_dagster_yaml(dagster_home: Path) -> None:
-    """The project's dagster.yaml plus two test-only settings: the UI's daemon launches no runs
-    (a schedule firing mid-test must not change what the pages show) and no newsletter sign-up
-    dialog (it covers the page on an instance's first visit)."""
-    import yaml
-
-    cfg = yaml.safe_load((REPO / "dagster.yaml").read_text()) or {}
-    cfg.setdefault("concurrency", {}).setdefault("runs", {})["max_concurrent_runs"] = 0
-    cfg["nux"] = {"enabled": False}
-    (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(cfg))
-
-
-def build_world(root: Path, sample_dir: Path) -> UiWorld:
+def build_world(root: Path, sample_dir: Path, corpus: PublishedCorpus) -> UiWorld:
     """Both real versions published and indexed (hashing encoder), then the broken newer version,
-    blocked by its check — all recorded in a fresh DAGSTER_HOME under ``root``."""
-    import dagster as dg
-
+    blocked by its check — all recorded in one DAGSTER_HOME under ``root``. The first two runs are
+    the session's ``published_corpus`` (the same main job, recorded in a DAGSTER_HOME with this
+    test's dagster.yaml), copied here; only the broken version is run on the copy."""
     from lexpipe.runner import run_corpus
     from lexpipe.settings import Settings
 
-    dagster_home = root / "dagster_home"
-    dagster_home.mkdir(parents=True)
+    world = copy_published_corpus(corpus, root)
+    home, dagster_home = world.home, world.dagster_home
     write_dagster_yaml(dagster_home)
     samples = root / "samples"
     isap = samples / "pl" / "isap"
@@ -99,19 +89,11 @@ def build_world(root: Path, sample_dir: Path) -> UiWorld:
     for v in (OLD, NEW):  # the read-only shared files, linked, never copied
         (isap / f"D19640093Lj_{v}.pdf").symlink_to(real / f"D19640093Lj_{v}.pdf")
     (isap / f"D19640093Lj_{BROKEN}.pdf").write_bytes(broken_pdf(real / f"D19640093Lj_{NEW}.pdf"))
-    home = root / "home"
     settings = Settings(home=home, sample_dir=samples, offline=True, parse_workers=2, encoder="hashing")
-    previous = os.environ.get("DAGSTER_HOME")
-    os.environ["DAGSTER_HOME"] = str(dagster_home)  # the storage section of dagster.yaml reads it
-    try:
-        with dg.DagsterInstance.get() as instance:
-            runs = run_corpus(settings, instance=instance, log_level="WARNING")
-    finally:
-        if previous is None:
-            os.environ.pop("DAGSTER_HOME", None)
-        else:
-            os.environ["DAGSTER_HOME"] = previous
-    return UiWorld(root, home, dagster_home, samples, {r.version: r for r in runs})
+    with dagster_home_env(dagster_home), open_instance(dagster_home) as instance:
+        assert sorted(instance.get_dynamic_partitions("pl_kc_versions")) == [OLD, NEW]
+        runs = run_corpus(settings, versions=[BROKEN], instance=instance, log_level="WARNING")
+    return UiWorld(root, home, dagster_home, samples, {r.version: r for r in (*corpus.runs, *runs)})
 
 
 def free_port() -> int:

@@ -26,8 +26,9 @@ PDF_SOURCE = "pl/exam-pdfs/2025-09-27_adwokacki_radcowy_questions.pdf"
 
 
 @pytest.fixture(scope="module")
-def table(sample_dir: Path) -> pa.Table:
-    return build_benchmark_table(sample_dir)
+def table(benchmark_table: pa.Table) -> pa.Table:
+    """build_benchmark_table(sample_dir), built once per session (conftest.py)."""
+    return benchmark_table
 
 
 @pytest.fixture(scope="module")
@@ -77,11 +78,11 @@ def test_same_stem_with_other_options_is_another_item(rows: list[dict]):
     assert all(len({tuple(o["text"] for o in r["options"]) for r in v}) == len(v) for v in variants)
 
 
-def test_gold_refs_join_the_corpus(rows: list[dict], sample_dir: Path):
-    """Every in-corpus gold unit id exists in the parsed Civil Code (ids are scheme-compatible)."""
-    from pipelines.polish_statute_parser import parse_statute
-
-    parsed = parse_statute(sample_dir / "pl" / "isap" / "D19640093Lj_2025-11-13.pdf", dt.date(2025, 11, 13))
+def test_gold_refs_join_the_corpus(rows: list[dict], kc_parsed: dict):
+    """Every in-corpus gold unit id exists in the parsed Civil Code (ids are scheme-compatible):
+    parse_statute of the 2025-11-13 sample PDF, parsed once per session (conftest.py)."""
+    parsed = kc_parsed["2025-11-13"]
+    assert parsed.version == dt.date(2025, 11, 13)
     ids = {a.id for a in parsed.articles} | {u.id for a in parsed.articles for u in a.units}
     refs = [g for r in rows for g in r["gold_refs"] if g["in_corpus"]]
     assert len(refs) > 750

@@ -213,10 +213,9 @@ def real_check(questions: pa.Table, home: Path, version: str) -> pa.Table:
 
 
 @pytest.fixture(scope="module")
-def benchmark(sample_dir: Path) -> pa.Table:
-    from pipelines.benchmarks.benchmark_table import build_benchmark_table
-
-    return build_benchmark_table(sample_dir)
+def benchmark(benchmark_table: pa.Table) -> pa.Table:
+    """build_benchmark_table(sample_dir), built once per session (conftest.py)."""
+    return benchmark_table
 
 
 REPEALED = {("pl_exams:pl/exams/2013/notarialny.jsonl#9", "pl:kc:art:188"),

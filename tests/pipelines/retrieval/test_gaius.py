@@ -170,18 +170,19 @@ def kc_questions(sample_dir) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def kc_chunks(sample_dir) -> pa.Table:
+def kc_chunks(request: pytest.FixtureRequest, sample_dir) -> pa.Table:
     """Civil Code chunks, version 2025-11-13: ``$LEXPIPE_GAIUS_CHUNKS`` (a chunks.parquet) when set,
-    else built from the sample PDF (parse + chunk, ~20 s)."""
+    else built from the sample PDF (parse + chunk; the parse, ``kc_parsed``, is shared by the
+    session)."""
     path = os.environ.get("LEXPIPE_GAIUS_CHUNKS")
     if path:
         return pq.read_table(path)
     from pipelines.chunking import build_chunks
-    from pipelines.polish_statute_parser import parse_statute
     from pipelines.statute_tables import articles_table
 
-    pdf = sample_dir / "pl" / "isap" / "D19640093Lj_2025-11-13.pdf"
-    return build_chunks(articles_table(parse_statute(pdf, dt.date(2025, 11, 13))), max_tokens=256)
+    parsed = request.getfixturevalue("kc_parsed")["2025-11-13"]
+    assert parsed.version == dt.date(2025, 11, 13)
+    return build_chunks(articles_table(parsed), max_tokens=256)
 
 
 def test_fast_equals_reference_on_real_chunks_and_questions(kc_chunks, kc_questions):

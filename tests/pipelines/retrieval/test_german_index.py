@@ -9,8 +9,7 @@ import pyarrow as pa
 import pytest
 
 from pipelines.german_statute_build import build_german_chunks
-from pipelines.german_statute_markdown import articles_table, parse_markdown
-from pipelines.german_statute_pdf import parse_gii_pdf
+from pipelines.german_statute_markdown import articles_table
 from pipelines.retrieval.encoders import get_encoder
 from pipelines.retrieval.index_build import index_root, open_embedded_backend
 from pipelines.retrieval.interface import Filters, SearchRequest
@@ -22,14 +21,15 @@ KEEP = {*(str(n) for n in range(535, 581)), "573a", "573b", "573c", "573d", "574
 
 
 @pytest.fixture(scope="module")
-def backend(tmp_path_factory, sample_dir):
+def backend(tmp_path_factory, bgb_markdown, bgb_pdf):
+    """Both BGB text states indexed: parse_markdown(bgb.md) and parse_gii_pdf(the BGB PDF), each
+    parsed once per session (conftest.py)."""
     from lexpipe.layout import Layout
 
     layout = Layout(tmp_path_factory.mktemp("de_index"))
     encoder = get_encoder("hashing")
     be = open_embedded_backend(layout, encoder=encoder, lang="de")
-    for st in (parse_markdown(sample_dir / "de" / "gesetze" / "bgb.md"),
-               parse_gii_pdf(sample_dir / "de" / "pdf" / "BJNR001950896_bgb_gii_2024-11-28.pdf")):
+    for st in (bgb_markdown, bgb_pdf):
         arts = articles_table(st)
         arts = arts.filter(pa.array([n in KEEP for n in arts["number"].to_pylist()]))
         chunks = build_german_chunks(arts, max_tokens=256)
