@@ -40,7 +40,7 @@ os.environ.setdefault("LANCE_LOG", "error")  # lance's deprecation chatter is no
 _SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing that could escape SQL
 CANDIDATES = 100  # per-retriever depth before fusion / article collapse
 LEG_NAMES = ("bm25", "dense", "gaius")
-EXACT_DENSE_MAX_ROWS = 50_000  # dense search scans tables up to this size in memory (exact)
+IN_MEMORY_MAX_ROWS = 50_000  # dense and full-text legs score tables up to this size in memory (exact)
 
 
 def bigrams(tokens: Sequence[str]) -> list[str]:
@@ -235,6 +235,24 @@ class EmbeddedBackend:
 
     def _fts(self, table: str, text: str, column: str, filters: Filters, k: int,
              columns: Sequence[str] | None = None) -> list[dict]:
+        """Full-text (BM25) top ``k`` of ``column`` for the whitespace tokens of ``text``: rows with
+        ``columns`` and ``_score``. Small tables are scored in memory (``table_context``), with
+        LanceDB's ranking and scores; large ones by LanceDB's FTS index."""
+        if self._in_memory(table):
+            ctx = self.section_context(table)
+            if ctx.has_tokens(column):
+                where_clause(filters)  # the same validation of filter values as the LanceDB path
+                wanted = columns or self._COLS
+                out = []
+                for chunk_id, score in ctx.full_text(column, text.split(), filters, k):
+                    h = ctx.chunks[chunk_id]
+                    out.append({**{c: getattr(h, c) for c in wanted}, "_score": score})
+                return out
+        return self.lance_fts(table, text, column, filters, k, columns)
+
+    def lance_fts(self, table: str, text: str, column: str, filters: Filters, k: int,
+                  columns: Sequence[str] | None = None) -> list[dict]:
+        """Full-text search through LanceDB's FTS index."""
         from lancedb.query import MatchQuery
 
         q = self._table(table).search(MatchQuery(text, column), query_type="fts")
@@ -263,10 +281,10 @@ class EmbeddedBackend:
 
     def dense(self, table: str, query: str, filters: Filters, k: int) -> list[Hit]:
         vec = self.encoder.encode_queries([query])[0]
-        if self._exact_in_memory(table):
+        if self._in_memory(table):
             # a statute table (a few thousand chunks): an exact scan of the vectors the table context
             # holds takes ~1 ms; LanceDB's search materialising k rows with their text took 18–200 ms
-            # per query (bench/retrieval.py, BENCHMARKS.md). Same ranking and scores (tested).
+            # per query. Same ranking and scores (tested).
             return self.section_context(table).exact_dense(vec, filters, k)
         return self.lance_dense(table, vec, filters, k)
 
@@ -304,20 +322,21 @@ class EmbeddedBackend:
         futures = {n: self._pool.submit(getattr(self, n), table, query, filters, depth) for n in names}
         return {n: f.result() for n, f in futures.items()}
 
-    def _exact_in_memory(self, table: str) -> bool:
-        """Whether dense search scans ``table`` in memory: up to EXACT_DENSE_MAX_ROWS chunks (384-d
-        float32: 77 MB at the limit); larger tables (case-law collections) use LanceDB's index."""
+    def _in_memory(self, table: str) -> bool:
+        """Whether searches score ``table`` in memory (``table_context``): up to IN_MEMORY_MAX_ROWS
+        chunks (384-d vectors: 77 MB at the limit, plus texts and postings); larger tables (case-law
+        collections) use LanceDB's indexes."""
         with self._lock:
             if table not in self._row_counts:
                 self._row_counts[table] = self._table(table).count_rows()
-            return self._row_counts[table] <= EXACT_DENSE_MAX_ROWS
+            return self._row_counts[table] <= IN_MEMORY_MAX_ROWS
 
     def section_context(self, table: str) -> TableContext:
         with self._lock:
             if table not in self._sections:
                 t = self._table(table).to_arrow()
                 cols = ["chunk_id", "article_id", "act_id", "jurisdiction", "version", "heading_path", "text", "status",
-                        "text_analyzed"]
+                        *(c for c in TableContext.FTS_COLUMNS if c in t.column_names)]
                 vectors = t["vector"].combine_chunks().flatten().to_numpy().reshape(t.num_rows, -1) if t.num_rows else None
                 self._sections[table] = TableContext.from_rows(t.select(cols).to_pydict(), vectors)
             return self._sections[table]

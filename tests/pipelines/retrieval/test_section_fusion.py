@@ -216,6 +216,13 @@ def test_in_memory_legs_equal_the_backends_own_retrievers(backend):
     full = backend.bm25(table, reduce_query(LEG_SPECS["bm25_stop"], q, backend.analyzer, ctx.idf), f, 30,
                         bigram_weight=0.0)
     assert key(legs["bm25_stop"]) == key(full)
+    # the in-memory full-text scores are LanceDB's own
+    reduced = reduce_query(LEG_SPECS["bm25_stop"], q, backend.analyzer, ctx.idf)
+    tokens = " ".join(backend.analyzer.analyze(reduced))
+    lance = backend.lance_fts(table, tokens, "text_analyzed", f, 30, columns=["chunk_id"])
+    mem = backend._fts(table, tokens, "text_analyzed", f, 30, columns=["chunk_id"])
+    assert [r["_score"] for r in mem] == pytest.approx([r["_score"] for r in lance], rel=1e-4)
+    assert [r["chunk_id"] for r in mem][:10] == [r["chunk_id"] for r in lance][:10]
     vec = backend.encoder.encode_queries([q])[0]
     assert ctx.exact_dense(vec, Filters(act_ids=("de:gg",)), 5) == []  # the filters apply in memory too
     assert ctx.exact_dense(vec, Filters(statuses=("repealed",)), 5) == backend.lance_dense(
