@@ -60,7 +60,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pipelines.retrieval.embedded_backend import CANDIDATES, BuildReport, bigrams
 from pipelines.retrieval.fusion import RRF_K, HybridConfig, fuse
-from pipelines.retrieval.interface import Filters, Hit, SearchError, SearchRequest, collapse_to_articles
+from pipelines.retrieval.interface import (
+    Filters, Hit, SearchError, SearchRequest, collapse_to_articles, encoder_mismatch,
+)
 from schemas import elasticsearch as es_schema
 
 if TYPE_CHECKING:
@@ -911,10 +913,9 @@ class ElasticsearchBackend:
         return parse_hits(self._search(index, depth, retriever=retr), "hybrid")
 
     def _check_encoder(self, version: str, index: str) -> None:
-        """Query vectors from another encoder than the one that embedded ``index`` rank noise,
-        silently: refuse instead. The index's record (``mappings._meta.lexpipe.encoder``) is read
-        once per physical index (indices never change after loading); indices loaded before the
-        record existed, or by a backend that did not know its encoder, are not checked."""
+        """Refuse query vectors of another encoder than ``index``'s (``interface.encoder_mismatch``).
+        The index's record (``mappings._meta.lexpipe.encoder``) is read once per physical index:
+        indices never change after loading."""
         if not self.encoder_id:
             return
         if index not in self._index_encoders:
@@ -924,13 +925,10 @@ class ElasticsearchBackend:
                 raise _IndexGone(index) from exc
             meta = (((info.get(index) or {}).get("mappings") or {}).get("_meta") or {}).get("lexpipe") or {}
             self._index_encoders[index] = meta.get("encoder")
-        built_with = self._index_encoders[index]
-        if built_with and built_with != self.encoder_id:
-            act = self.act_id or self.corpus
-            raise ElasticsearchSearchError(
-                f"{act} {version} ({index}) was indexed with the {built_with} encoder, but this search encodes "
-                f"queries with {self.encoder_id}: open the backend with the encoder the index was built with "
-                "(LEXPIPE_ENCODER), or rebuild the index")
+        why = encoder_mismatch(f"{self.act_id or self.corpus} {version} ({index})", self._index_encoders[index],
+                               self.encoder_id)
+        if why:
+            raise ElasticsearchSearchError(why)
 
     def _ranked(self, request: SearchRequest) -> list[Hit]:
         version, index = self._resolve(request.filters)

@@ -30,7 +30,9 @@ from pipelines.retrieval.encoders import Encoder
 # HybridConfig, RRF_CONFIG and SearchError live in fusion / interface (shared with the
 # Elasticsearch backend); re-exported here for existing imports
 from pipelines.retrieval.fusion import RRF_CONFIG, HybridConfig, fuse  # noqa: F401
-from pipelines.retrieval.interface import Filters, Hit, SearchError, SearchRequest, collapse_to_articles  # noqa: F401
+from pipelines.retrieval.interface import (  # noqa: F401
+    Filters, Hit, SearchError, SearchRequest, collapse_to_articles, encoder_mismatch,
+)
 from pipelines.retrieval.reranker import LexicalStats, LinearReranker, rerank_legs
 from pipelines.retrieval.section_fusion import (
     LEG_SPECS, SectionFusion, TableContext, dense_query, fuse_hits, leg_queries,
@@ -213,13 +215,10 @@ class EmbeddedBackend:
         return out
 
     def _check_encoder(self, act: str, version: str, table: str) -> None:
-        """Query vectors from another encoder than the one that embedded the chunks rank noise,
-        silently: refuse instead (a job that opened the backend without the configured encoder)."""
-        built_with = self._built_with.get(table)
-        if built_with and built_with != self.encoder.id:
-            raise SearchError(f"{act} {version} was indexed with the {built_with} encoder, but this search encodes "
-                              f"queries with {self.encoder.id}: open the backend with the encoder the index was "
-                              "built with (LEXPIPE_ENCODER), or rebuild the index")
+        """Refuse query vectors of another encoder than the table's (``interface.encoder_mismatch``)."""
+        why = encoder_mismatch(f"{act} {version}", self._built_with.get(table), self.encoder.id)
+        if why:
+            raise SearchError(why)
 
     def _table(self, name: str):
         with self._lock:

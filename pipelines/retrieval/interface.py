@@ -20,6 +20,17 @@ class SearchError(ValueError):
     retriever): every backend raises it or a subclass, and the search service answers 4xx."""
 
 
+def encoder_mismatch(where: str, built_with: str | None, encoder_id: str | None) -> str | None:
+    """Why a dense or hybrid search of ``where`` must be refused, or None: query vectors from another
+    encoder than the one that embedded the index rank noise, silently. Indexes without a record
+    (built before it was kept) and backends that do not know their encoder are not checked."""
+    if not built_with or not encoder_id or built_with == encoder_id:
+        return None
+    return (f"{where} was indexed with the {built_with} encoder, but this search encodes queries with "
+            f"{encoder_id}: open the backend with the encoder the index was built with (LEXPIPE_ENCODER), "
+            "or rebuild the index")
+
+
 @dataclass(frozen=True)
 class Filters:
     """Structured filters; every backend must apply them (never string-built queries)."""

@@ -36,7 +36,8 @@ class TableContext:
     _bm25: dict[str, MemoryBM25] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    FTS_COLUMNS = ("text_analyzed", "text_folded", "text_bigrams")
+    # the full-text columns the embedded backend queries (``text_folded`` is not: no copy of it here)
+    FTS_COLUMNS = ("text_analyzed", "text_bigrams")
 
     @classmethod
     def from_rows(cls, rows: Mapping[str, list], vectors: np.ndarray | None = None) -> "TableContext":
@@ -54,7 +55,7 @@ class TableContext:
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             vectors = vectors / np.where(norms == 0, 1.0, norms)
         fields = {f: np.asarray(rows[f], dtype=object) for f in ("status", "act_id", "jurisdiction") if f in rows}
-        token_texts = {c: list(rows[c]) for c in cls.FTS_COLUMNS if c in rows}
+        token_texts = {c: rows[c] for c in cls.FTS_COLUMNS if c in rows}
         return cls(CorpusIdf(t.split() for t in rows["text_analyzed"]), first, chunks, list(rows["chunk_id"]),
                    vectors, fields, token_texts)
 
