@@ -64,7 +64,7 @@ answers_job = dg.define_asset_job(
              default_status=dg.DefaultScheduleStatus.RUNNING,
              description="Nightly answer job on the serving pl:kc version (after the 02:00 benchmarks).")
 def answers_nightly_schedule(context: dg.ScheduleEvaluationContext, storage: CorpusStorage):
-    from pipelines.corpus_store import CorpusStore
+    from pipelines.statutes.store import CorpusStore
 
     serving = CorpusStore(storage.layout).current_version(ACT_ID)
     if serving is None or not context.instance.has_dynamic_partition(versions.name, serving):

@@ -35,7 +35,7 @@ from pipelines.benchmarks.nightly import (  # noqa: F401  (the paths are re-expo
     questions_path,
     staleness_path,
 )
-from pipelines.corpus_store import CorpusStore
+from pipelines.statutes.store import CorpusStore
 
 GROUP = "benchmarks"
 PREFIX = ["benchmarks"]

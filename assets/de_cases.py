@@ -25,7 +25,7 @@ from assets.resources import CorpusStorage, ParseConfig, SearchConfig
 from connectors.case_store import CaseStore
 from connectors.openlegaldata import (OldpPaths, OpenLegalDataSettings, SyncReport,
                                       case_sync_from_settings)
-from lexpipe.settings import get_settings
+from core.settings import get_settings
 
 KEY = ["cases", "openlegaldata"]
 GROUP = "de_cases"

@@ -1,6 +1,6 @@
 """German statutes (BGB, GG, HGB, StGB, StPO, ZPO) as Dagster assets, one partition per act.
 
-Thin binding of :mod:`pipelines.german_statute_build`. A partition materialization builds every
+Thin binding of :mod:`pipelines.statutes.de.build`. A partition materialization builds every
 source of its act oldest text state first (the BGB: the bundestag/gesetze Markdown, ~2021-12-21,
 then the gesetze-im-internet PDF, 2024-11-28), so each version's diff runs against its
 predecessor; a version whose GX suites fail is never published (the build raises, naming the
@@ -17,9 +17,9 @@ from pathlib import Path
 import dagster as dg
 
 from assets.resources import CorpusStorage, ParseConfig, SearchConfig
-from lexpipe.settings import get_settings
-from pipelines.corpus_store import CorpusStore
-from pipelines.german_statute_markdown import KNOWN_ACTS
+from core.settings import get_settings
+from pipelines.statutes.store import CorpusStore
+from pipelines.statutes.de.markdown import KNOWN_ACTS
 
 # partitioned asset checks are "preview" in Dagster 1.13 (see assets/pl_statutes.py)
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
@@ -44,7 +44,7 @@ def _md(rows: list[tuple], header: tuple[str, ...]) -> dg.MarkdownMetadataValue:
                       "published to corpus/de/<act>/<version>/.")
 def german_statute_versions(context: dg.AssetExecutionContext, storage: CorpusStorage, parse_config: ParseConfig,
                             config: GermanSourceConfig) -> dg.MaterializeResult:
-    from pipelines.german_statute_build import build_all
+    from pipelines.statutes.de.build import build_all
 
     act_id = ACTS[context.partition_key]
     sample_dir = Path(config.sample_dir or get_settings().sample_dir)
@@ -74,7 +74,7 @@ def german_statute_versions(context: dg.AssetExecutionContext, storage: CorpusSt
                             "is valid; the index is built only after this passes.")
 def german_served_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
                         parse_config: ParseConfig) -> dg.AssetCheckResult:
-    from pipelines.german_statute_build import validate_step
+    from pipelines.statutes.de.build import validate_step
 
     act_id = ACTS[context.partition_key]
     version = CorpusStore(storage.layout).current_version(act_id)

@@ -1,6 +1,6 @@
 """Polish statutes as Dagster assets: raw PDF → articles → chunks → diff → published.
 
-Thin bindings only: the work happens in ``pipelines.statute_build``. Each consolidated text is a
+Thin bindings only: the work happens in ``pipelines.statutes.pl.build``. Each consolidated text is a
 partition (its text-state date) of a dynamic partitions definition. The blocking GX checks on
 articles and chunks stop ``published`` from running, so a bad parse is never served.
 
@@ -23,9 +23,9 @@ warnings.filterwarnings("ignore", message="Specifying a partitions_def on an Ass
 
 from assets.resources import CorpusStorage, EliApi, ParseConfig, SearchConfig
 from connectors.eli import EliError, EliSource, SampleEliSource, download_act, eli_for_act
-from pipelines.corpus_store import CorpusStore
-from pipelines.statute_build import chunk_step, diff_step, parse_step, publish_step
-from pipelines.corpus_checks import check_articles, check_chunks  # the same checks gate the Prefect flow
+from pipelines.statutes.store import CorpusStore
+from pipelines.statutes.pl.build import chunk_step, diff_step, parse_step, publish_step
+from pipelines.statutes.checks import check_articles, check_chunks  # the same checks gate the Prefect flow
 
 ACT_ID = "pl:kc"
 PREFIX = ["pl", "kc"]

@@ -9,8 +9,8 @@ import dagster as dg
 from connectors.eli import EliSource, HttpEliSource, SampleEliSource
 from connectors.http import PoliteHttpClient
 from connectors.landing import RawLandingZone
-from lexpipe.layout import Layout
-from lexpipe.settings import Settings, get_settings
+from core.layout import Layout
+from core.settings import Settings, get_settings
 
 
 class CorpusStorage(dg.ConfigurableResource):

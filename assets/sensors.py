@@ -52,8 +52,8 @@ warnings.filterwarnings("ignore", message="Specifying a partitions_def on an Ass
 from assets import benchmarks, de_cases, de_statutes, pl_statutes
 from assets.resources import CorpusStorage, EliApi
 from connectors.eli import EliError, HttpEliSource, eli_for_act
-from lexpipe.settings import get_settings
-from pipelines.corpus_store import CorpusStore
+from core.settings import get_settings
+from pipelines.statutes.store import CorpusStore
 
 CURSOR_FORMAT = 1
 MAX_REMEMBERED_VERSIONS = 64  # per watcher; older entries fall out of the cursor (run keys still dedupe)
@@ -284,7 +284,7 @@ class GermanStatuteWatcher(SourceWatcher):
     def poll(self, resources: Any, state: Mapping[str, Any]) -> PollOutcome:
         import hashlib
 
-        from pipelines.german_statute_build import german_sources
+        from pipelines.statutes.de.build import german_sources
 
         sources = german_sources(get_settings().sample_dir)
         by_act: dict[str, hashlib._Hash] = {}

@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lexpipe.layout import Layout  # noqa: E402
+from core.layout import Layout  # noqa: E402
 from pipelines.answers.offline_answerer import (ArticleStore, OfflineAnswerer, OfflineConfig,  # noqa: E402
                                                 OptionModel, default_model_path, naive_answer,
                                                 train_option_model)

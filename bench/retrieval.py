@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lexpipe.layout import Layout  # noqa: E402
+from core.layout import Layout  # noqa: E402
 from pipelines.retrieval.evaluation import evaluate, load_exam_questions  # noqa: E402
 from pipelines.retrieval.interface import Filters, SearchRequest  # noqa: E402
 

@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lexpipe.layout import Layout  # noqa: E402
+from core.layout import Layout  # noqa: E402
 from pipelines.retrieval.evaluation import load_exam_questions  # noqa: E402
 from pipelines.retrieval.interface import Filters, collapse_to_articles  # noqa: E402
 from pipelines.retrieval.reranker import candidate_features, default_model_path, train_listwise  # noqa: E402

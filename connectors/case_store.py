@@ -29,7 +29,7 @@ from typing import Any, Iterable, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lexpipe.layout import atomic_write_bytes
+from core.atomic import atomic_write_bytes
 from schemas.arrow import conform
 from schemas.cases import CASES, COURTS, QUARANTINE
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from lexpipe.layout import atomic_write_json
+from core.atomic import atomic_write_json
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +196,7 @@ class PoliteHttpClient:
     @classmethod
     def from_settings(cls, settings: Any, *, cache_path: Path | None = None,
                       **overrides: Any) -> "PoliteHttpClient":
-        """Build from ``lexpipe.settings.Settings`` (cache usually ``Layout.raw / 'http_cache.json'``)."""
+        """Build from ``core.settings.Settings`` (cache usually ``Layout.raw / 'http_cache.json'``)."""
         kwargs: dict[str, Any] = dict(
             user_agent=settings.user_agent, timeout_s=settings.http_timeout_s,
             max_retries=settings.http_max_retries, backoff_base_s=settings.http_backoff_base_s,

@@ -21,7 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from lexpipe.layout import Layout, atomic_write_bytes, atomic_write_json
+from core.layout import Layout
+from core.atomic import atomic_write_bytes, atomic_write_json
 
 _DROP_HEADERS = frozenset({"set-cookie", "authorization", "proxy-authorization", "cookie"})
 _READ_ONLY = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH

@@ -136,7 +136,7 @@ from connectors.case_store import CaseStore, VersionIndex
 from connectors.http import HttpFetchError, PoliteHttpClient, redact_url
 from connectors.landing import RawLandingZone
 from connectors.openlegaldata_sample import PAGINATE_UNTIL, SAMPLE_BASE_URL, SampleOpenLegalData
-from lexpipe.layout import atomic_write_json
+from core.atomic import atomic_write_json
 
 log = logging.getLogger(__name__)
 
@@ -743,7 +743,7 @@ class OpenLegalDataApi:
     @classmethod
     def from_settings(cls, settings: Any, oldp: OpenLegalDataSettings | None = None,
                       **client_overrides: Any) -> "OpenLegalDataApi":
-        """Polite client from ``lexpipe.settings.Settings`` (user agent, rate limit, retries)
+        """Polite client from ``core.settings.Settings`` (user agent, rate limit, retries)
         + ``LEXPIPE_OLDP_*``. No validator cache: list pages are keyed by cursor, not revisited."""
         oldp = oldp or OpenLegalDataSettings()
         client = PoliteHttpClient.from_settings(settings, cache_path=None, **client_overrides)

@@ -18,8 +18,8 @@ def _console():
 
 def cmd_run(args: argparse.Namespace) -> int:
     from lexpipe.runner import ensure_dagster_home, run_corpus
-    from pipelines.corpus_store import CorpusStore
-    from lexpipe.layout import Layout
+    from pipelines.statutes.store import CorpusStore
+    from core.layout import Layout
 
     ensure_dagster_home()
     settings = _settings(args)
@@ -70,7 +70,7 @@ def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
     from rich.table import Table
 
     from assets.benchmarks import eval_root, staleness_path
-    from lexpipe.layout import Layout
+    from core.layout import Layout
     from lexpipe.runner import run_benchmarks
     from pipelines.benchmarks.retrieval_eval import METRICS, EvalHistory
 
@@ -140,7 +140,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace):
-    from lexpipe.settings import get_settings
+    from core.settings import get_settings
 
     settings = get_settings()
     if getattr(args, "home", None):
@@ -187,8 +187,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from lexpipe.layout import Layout
-    from pipelines.corpus_store import CorpusStore
+    from core.layout import Layout
+    from pipelines.statutes.store import CorpusStore
     from pipelines.retrieval.encoders import get_encoder
     from pipelines.retrieval.index_build import index_step, open_backend
 

@@ -17,9 +17,9 @@ function and the flows only decide order, retries and caching. What Prefect adds
   chunks, and an external index (Elasticsearch) can lose a version behind the cache's back.
 * **gating**: a failed Great Expectations check raises, the flow fails and ``publish`` never runs
   for that version, so the last good version keeps serving (same suites as the Dagster checks,
-  ``pipelines.corpus_checks``).
+  ``pipelines.statutes.checks``).
 
-Flows read ``lexpipe.settings.Settings`` (``LEXPIPE_*``) inside the run; ``home`` overrides
+Flows read ``core.settings.Settings`` (``LEXPIPE_*``) inside the run; ``home`` overrides
 ``LEXPIPE_HOME``. Importing this module first sets Prefect's offline/quiet environment
 (:func:`configure_prefect_environment`) — before ``prefect`` itself is imported, which is when
 Prefect reads it.
@@ -61,11 +61,11 @@ from prefect.cache_policies import INPUTS, NO_CACHE, CacheKeyFnPolicy  # noqa: E
 from connectors.eli import download_act, eli_for_act, eli_source_from_settings  # noqa: E402
 from connectors.http import HttpFetchError  # noqa: E402
 from connectors.landing import RawLandingZone  # noqa: E402
-from lexpipe.layout import Layout  # noqa: E402
-from lexpipe.settings import Settings, get_settings  # noqa: E402
-from pipelines import statute_build  # noqa: E402
-from pipelines.corpus_checks import CorpusValidationError, check_articles, check_chunks  # noqa: E402
-from pipelines.corpus_store import CorpusError, CorpusStore  # noqa: E402
+from core.layout import Layout  # noqa: E402
+from core.settings import Settings, get_settings  # noqa: E402
+from pipelines.statutes.pl import build as statute_build  # noqa: E402
+from pipelines.statutes.checks import CorpusValidationError, check_articles, check_chunks  # noqa: E402
+from pipelines.statutes.store import CorpusError, CorpusStore  # noqa: E402
 
 ACT_ID = "pl:kc"
 

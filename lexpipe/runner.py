@@ -10,7 +10,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from lexpipe.settings import Settings
+from core.settings import Settings
 
 
 def ensure_dagster_home(project_root: Path | None = None) -> Path:
@@ -112,8 +112,8 @@ def run_benchmarks(settings: Settings, *, versions: list[str] | None = None, ins
     from assets import benchmarks, pl_statutes
     from assets.definitions import build_definitions
     from assets.resources import default_resources
-    from lexpipe.layout import Layout
-    from pipelines.corpus_store import CorpusStore
+    from core.layout import Layout
+    from pipelines.statutes.store import CorpusStore
 
     resources = resources or default_resources(settings)
     defs = build_definitions(resources)

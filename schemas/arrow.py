@@ -110,7 +110,7 @@ DIFF = pa.schema([
     _f("article_id", pa.string(), "", nullable=False),
     _f("number", pa.string(), "article number"),
     _f("change", pa.string(), "added | changed | repealed | removed | editorial (not an amendment: Polish — only "
-       "a Dz. U. citation refreshed; German — the same words in another form, pipelines.german_sources_classify)",
+       "a Dz. U. citation refreshed; German — the same words in another form, pipelines.statutes.de.sources_classify)",
        nullable=False),
     _f("old_text", pa.string(), ""),
     _f("new_text", pa.string(), ""),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lexpipe.layout import Layout
+from core.layout import Layout
 
 from corpus_fixtures import PublishedCorpus, build_published_corpus  # tests/ (this folder), on sys.path
 
@@ -65,7 +65,7 @@ def kc_parsed(sample_dir: Path) -> dict:
     """Version → ``parse_statute`` of that sample Civil Code PDF (2024-12-19 and 2025-11-13)."""
     import datetime as dt
 
-    from pipelines.polish_statute_parser import parse_statute
+    from pipelines.statutes.pl.parser import parse_statute
 
     return {v: parse_statute(sample_dir / "pl" / "isap" / f"D19640093Lj_{v}.pdf", dt.date.fromisoformat(v))
             for v in ("2024-12-19", "2025-11-13")}
@@ -74,7 +74,7 @@ def kc_parsed(sample_dir: Path) -> dict:
 @pytest.fixture(scope="session")
 def bgb_pdf(sample_dir: Path):
     """``parse_gii_pdf`` of the gesetze-im-internet BGB PDF (two page-reading workers)."""
-    from pipelines.german_statute_pdf import parse_gii_pdf
+    from pipelines.statutes.de.pdf import parse_gii_pdf
 
     return parse_gii_pdf(sample_dir / BGB_PDF, workers=2)
 
@@ -82,7 +82,7 @@ def bgb_pdf(sample_dir: Path):
 @pytest.fixture(scope="session")
 def bgb_markdown(sample_dir: Path):
     """``parse_markdown`` of the bundestag/gesetze BGB."""
-    from pipelines.german_statute_markdown import parse_markdown
+    from pipelines.statutes.de.markdown import parse_markdown
 
     return parse_markdown(sample_dir / BGB_MD)
 
@@ -90,7 +90,7 @@ def bgb_markdown(sample_dir: Path):
 @pytest.fixture(scope="session")
 def bgb_comparison(bgb_markdown, bgb_pdf):
     """``compare_sources`` of the two BGB sources (Markdown vs PDF)."""
-    from pipelines.german_sources_compare import compare_sources
+    from pipelines.statutes.de.sources_compare import compare_sources
 
     return compare_sources(bgb_markdown, bgb_pdf)
 

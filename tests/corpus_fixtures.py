@@ -72,7 +72,7 @@ def build_published_corpus(root: Path, sample_dir: Path) -> PublishedCorpus:
     """``lexpipe run``'s corpus step over the sample Civil Code PDFs (offline, hashing encoder),
     recorded in a fresh DAGSTER_HOME under ``root``."""
     from lexpipe.runner import run_corpus
-    from lexpipe.settings import Settings
+    from core.settings import Settings
 
     dagster_home = root / "dagster_home"
     dagster_home.mkdir(parents=True)

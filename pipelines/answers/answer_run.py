@@ -18,7 +18,7 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lexpipe.layout import Layout
+from core.layout import Layout
 
 REPORT_YEARS = (2021, 2022, 2023)  # the years BENCHMARKS.md compares with the gAIus paper
 
@@ -27,7 +27,7 @@ def llm_settings_from_env():
     """LLM endpoint settings when configured, else None (offline answerer)."""
     if not (os.environ.get("LEXPIPE_LLM_BASE_URL") and os.environ.get("LEXPIPE_LLM_MODEL")):
         return None
-    from pipelines.answers.llm_client import LLMSettings
+    from connectors.llm_client import LLMSettings
 
     return LLMSettings()
 

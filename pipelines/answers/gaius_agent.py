@@ -33,7 +33,7 @@ from typing import Callable, Collection, Sequence
 import httpx
 
 from pipelines.answers.extraction import extraction_messages, format_options, parse_extraction
-from pipelines.answers.llm_client import ChatClient, ChatCompletion, LLMError, LLMSettings, ToolCall
+from connectors.llm_client import ChatClient, ChatCompletion, LLMError, LLMSettings, ToolCall
 from pipelines.answers.types import AnswerQuestion, AnswerResult
 from pipelines.retrieval.interface import Hit
 

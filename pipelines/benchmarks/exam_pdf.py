@@ -33,7 +33,7 @@ from pathlib import Path
 from pipelines.benchmarks.legal_basis import CORPUS_ACTS, parse_legal_basis
 from pipelines.benchmarks.records import BenchmarkQuestion, Option, relative_source
 from pipelines.pdf_lines import Line, PageChars, PdfReadError, page_count, page_lines, read_chars_pdfium, read_lines
-from pipelines.polish_statute_parser import Dehyphenator
+from pipelines.statutes.pl.parser import Dehyphenator
 
 BENCHMARK = "pl_exams"
 FILE_RE = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})_(?P<exam>.+)_(?P<kind>questions|answers)\.pdf$")

@@ -1,7 +1,7 @@
 """Legal-basis strings of exam answer keys → unit references with corpus ids.
 
 ``art. 109^1 § 2 k.c.`` → act ``pl:kc``, article ``pl:kc:art:109^1``, unit ``pl:kc:art:109^1:par:2``.
-The ids follow :mod:`pipelines.polish_statute_parser` (``:par:`` for §, ``:pt:`` for points, which
+The ids follow :mod:`pipelines.statutes.pl.parser` (``:par:`` for §, ``:pt:`` for points, which
 hang under the paragraph or, without §, under the article; ``:lit:`` for letters), so a gold
 reference joins the corpus tables directly. Statutes other than codes number their paragraphs
 ``ust.`` (ustęp); those become ``:ust:N`` — what the printed text says, for a future parser of

@@ -20,8 +20,9 @@ from typing import Any, Callable, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lexpipe.layout import Layout, atomic_write_bytes, atomic_write_json
-from pipelines.corpus_store import CorpusStore, write_table
+from core.layout import Layout
+from core.atomic import atomic_write_bytes, atomic_write_json
+from pipelines.statutes.store import CorpusStore, write_table
 
 Progress = Callable[[str], None]
 RETRIEVERS: tuple[str, ...] = ("bm25", "dense", "hybrid", "gaius")  # every retriever the backends answer

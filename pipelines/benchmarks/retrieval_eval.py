@@ -240,7 +240,7 @@ class EvalHistory:
     def append(self, rows: pa.Table) -> Path:
         """Add one (run, version)'s rows: written to ``.staging/`` first, then renamed into
         ``history/``. The same run id and version again replaces that file (idempotent)."""
-        from pipelines.corpus_store import write_table
+        from pipelines.statutes.store import write_table
 
         runs = {(r["run_id"], r["version"]) for r in rows.select(["run_id", "version"]).to_pylist()}
         if len(runs) != 1:

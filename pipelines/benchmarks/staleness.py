@@ -37,7 +37,7 @@ from collections import Counter
 from dataclasses import dataclass
 import pyarrow as pa
 
-from pipelines.version_diff import _strip_citations, word_diff
+from pipelines.statutes.diff import _strip_citations, word_diff
 from schemas.arrow import BENCHMARK_STALENESS, from_rows
 
 REASONS = ("missing", "repealed", "changed", "pending_change", "added", "editorial")

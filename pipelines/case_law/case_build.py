@@ -24,7 +24,8 @@ import pyarrow.parquet as pq
 
 from connectors.case_store import CaseStore
 from connectors.openlegaldata import OldpPaths
-from lexpipe.layout import Layout, atomic_write_bytes, atomic_write_json
+from core.layout import Layout
+from core.atomic import atomic_write_bytes, atomic_write_json
 from pipelines.case_law.chunks import CHUNKER_VERSION, build_case_chunks
 from pipelines.case_law.court_names import with_court_names
 

@@ -194,7 +194,7 @@ def build_case_chunks(cases: pa.Table, *, max_tokens: int | None = None,
     """All chunks of a CASES table, plus the cases refused with their reasons."""
     _check_columns(cases)
     if max_tokens is None:
-        from lexpipe.settings import get_settings
+        from core.settings import get_settings
 
         max_tokens = get_settings().chunk_max_tokens
     if max_tokens < 8:

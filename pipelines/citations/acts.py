@@ -3,7 +3,7 @@
 Why a table: courts cite the same act as ``BGB``, ``Bürgerliches Gesetzbuch``, ``des Bürgerlichen
 Gesetzbuchs`` or ``bgb``; the Sozialgesetzbuch as ``SGB V``, ``SGB 5`` or ``Fünftes Buch
 Sozialgesetzbuch``. A key (``bgb``, ``sgb-v``) makes them one act; ``de:<key>`` is the act id,
-which for the acts parsed by :mod:`pipelines.german_statute_markdown` (``KNOWN_ACTS``) is exactly
+which for the acts parsed by :mod:`pipelines.statutes.de.markdown` (``KNOWN_ACTS``) is exactly
 the corpus act id (``de:bgb``). Acts outside the corpus are kept — they are real citations — but
 flagged, and their ids cannot be checked against corpus units.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from pipelines.german_statute_markdown import KNOWN_ACTS
+from pipelines.statutes.de.markdown import KNOWN_ACTS
 
 IN_CORPUS: frozenset[str] = frozenset(KNOWN_ACTS)  # bgb gg hgb stgb stpo zpo
 

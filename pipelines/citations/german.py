@@ -458,7 +458,7 @@ def candidate_ids(c: Citation) -> list[str]:
 
 
 def _unit_of(key: str) -> str:
-    from pipelines.german_statute_markdown import KNOWN_ACTS
+    from pipelines.statutes.de.markdown import KNOWN_ACTS
 
     return KNOWN_ACTS[key].unit
 

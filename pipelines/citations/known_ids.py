@@ -1,7 +1,7 @@
 """The unit ids of the German statutes in the corpus: what citation links are checked against.
 
 Why from the parser, not from a list: a link is only useful if the id exists in the corpus that
-search and answers serve, so the ids come from the same parse (:mod:`pipelines.german_statute_markdown`)
+search and answers serve, so the ids come from the same parse (:mod:`pipelines.statutes.de.markdown`)
 that builds the statute tables: every § / Art. id and every Absatz / Nummer / Buchstabe id.
 """
 
@@ -26,7 +26,7 @@ def ids_of_statutes(statutes) -> frozenset[str]:
 @lru_cache(maxsize=4)
 def corpus_unit_ids(gesetze_dir: Path) -> frozenset[str]:
     """Ids of every unit of the bundestag/gesetze Markdown files in ``gesetze_dir`` (bgb.md, …)."""
-    from pipelines.german_statute_markdown import parse_markdown_dir
+    from pipelines.statutes.de.markdown import parse_markdown_dir
 
     gesetze_dir = Path(gesetze_dir)
     if not gesetze_dir.is_dir():

@@ -36,7 +36,7 @@ def known_acts(lang: str) -> tuple[str, ...]:
     if lang == "pl":
         return ("pl:kc",)
     if lang == "de":
-        from pipelines.german_statute_markdown import KNOWN_ACTS
+        from pipelines.statutes.de.markdown import KNOWN_ACTS
         from pipelines.retrieval.case_index import CASES_ACT
 
         return (*sorted(a.act_id for a in KNOWN_ACTS.values()), CASES_ACT)

@@ -20,7 +20,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from lexpipe.layout import Layout
+from core.layout import Layout
 from pipelines.retrieval.encoders import Encoder, get_encoder
 from pipelines.retrieval.index_build import IndexReport, index_chunks, open_embedded_backend
 

@@ -86,7 +86,7 @@ LEGS: tuple[str, ...] = ("bm25", "dense", "gaius")  # the retrievers hybrid can 
 
 
 class ElasticsearchSettings(BaseSettings):
-    """``LEXPIPE_ES_*`` environment variables (same names if these move into ``lexpipe.settings``
+    """``LEXPIPE_ES_*`` environment variables (same names if these move into ``core.settings``
     as ``es_*`` fields)."""
 
     model_config = SettingsConfigDict(env_prefix="LEXPIPE_ES_", extra="ignore")

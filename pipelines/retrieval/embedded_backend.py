@@ -25,7 +25,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 import pyarrow as pa
 
-from lexpipe.layout import atomic_write_json
+from core.atomic import atomic_write_json
 from pipelines.retrieval.encoders import Encoder
 # HybridConfig, RRF_CONFIG and SearchError live in fusion / interface (shared with the
 # Elasticsearch backend); re-exported here for existing imports

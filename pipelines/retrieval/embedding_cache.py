@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lexpipe.layout import atomic_write_bytes
+from core.atomic import atomic_write_bytes
 from pipelines.retrieval.encoders import Encoder
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from lexpipe.layout import Layout
-from pipelines.corpus_store import CorpusStore
+from core.layout import Layout
+from pipelines.statutes.store import CorpusStore
 from pipelines.retrieval.embedding_cache import EmbeddingCache, embed_chunks
 from pipelines.retrieval.encoders import Encoder, get_encoder
 
@@ -172,7 +172,7 @@ def open_search_backend(layout: Layout, *, elasticsearch_url: str | None = None,
 
 def open_backend(settings, *, encoder: Encoder | None = None, act_id: str = "pl:kc",
                  keep_versions: int | None = None):
-    """The search backend ``settings`` (``lexpipe.settings.Settings``) configure, with their encoder."""
+    """The search backend ``settings`` (``core.settings.Settings``) configure, with their encoder."""
     return open_search_backend(Layout(settings.home), elasticsearch_url=settings.elasticsearch_url,
                                encoder=encoder or get_encoder(settings.encoder), act_id=act_id,
                                keep_versions=keep_versions)

@@ -108,7 +108,7 @@ def parse_llm_label(content: str | None) -> QueryClass | None:
 async def classify_llm(query: str, client) -> Classification:
     """Ask the endpoint; an unusable answer gives "both" (50/50) like the paper, an error the
     lexical label (the caller still gets a mix, and the reason is kept in ``method``)."""
-    from pipelines.answers.llm_client import LLMError
+    from connectors.llm_client import LLMError
 
     try:
         reply = await client.chat([{"role": "user", "content": LLM_PROMPT.format(query=query)}], max_tokens=8)
@@ -123,7 +123,7 @@ def classify(query: str, llm_settings=None) -> Classification:
     """LLM classification when ``llm_settings`` (an ``LLMSettings``) is given, else lexical."""
     if llm_settings is None:
         return classify_lexical(query)
-    from pipelines.answers.llm_client import ChatClient
+    from connectors.llm_client import ChatClient
 
     async def go() -> Classification:
         async with ChatClient(llm_settings) as client:

@@ -15,9 +15,9 @@ import pytest
 
 from assets import benchmarks
 from assets.resources import default_resources
-from lexpipe.layout import Layout
+from core.layout import Layout
 from lexpipe.runner import run_benchmarks
-from lexpipe.settings import Settings
+from core.settings import Settings
 from pipelines.benchmarks.retrieval_eval import METRICS, EvalHistory
 from schemas.arrow import RETRIEVAL_EVAL, from_rows
 

@@ -127,7 +127,7 @@ def _md_of(result: dg.ExecuteInProcessResult, node: str) -> dict:
 def test_sync_chunk_validate_index_and_count(tmp_path: Path, oldp_sample: Path) -> None:
     """The whole case-law chain offline: decisions reach the de:cases collection only through the
     chunk check, and the served collection finds a decision by its subject."""
-    from lexpipe.layout import Layout
+    from core.layout import Layout
     from pipelines.retrieval.case_index import CASES_ACT
     from pipelines.retrieval.encoders import get_encoder
     from pipelines.retrieval.index_build import open_embedded_backend

@@ -9,8 +9,8 @@ import dagster as dg
 
 from assets import de_statutes
 from assets.resources import CorpusStorage, ParseConfig, SearchConfig
-from lexpipe.layout import Layout
-from pipelines.corpus_store import CorpusStore
+from core.layout import Layout
+from pipelines.statutes.store import CorpusStore
 from pipelines.retrieval.encoders import get_encoder
 from pipelines.retrieval.index_build import open_embedded_backend
 from pipelines.retrieval.interface import Filters, SearchRequest

@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from assets.resources import default_resources
-from lexpipe.layout import Layout
+from core.layout import Layout
 from lexpipe.runner import run_corpus
-from lexpipe.settings import Settings
+from core.settings import Settings
 from schemas.arrow import ARTICLES
 
 from corpus_fixtures import PublishedCorpus, copy_published_corpus, open_instance  # tests/, on sys.path via conftest

@@ -27,12 +27,12 @@ import pytest
 from assets import benchmarks, pl_statutes, sensors
 from assets.definitions import build_definitions
 from assets.resources import default_resources
-from lexpipe.layout import Layout
-from lexpipe.settings import Settings
+from core.layout import Layout
+from core.settings import Settings
 from pipelines.benchmarks.benchmark_table import questions_to_table
 from pipelines.benchmarks.legal_basis import parse_legal_basis
 from pipelines.benchmarks.records import BenchmarkQuestion, Option
-from pipelines.corpus_store import write_table
+from pipelines.statutes.store import write_table
 
 OLD, NEW = "2024-12-19", "2025-11-13"
 ACT = "pl:kc"

@@ -14,8 +14,8 @@ import pytest
 
 from assets import pl_statutes
 from assets.resources import CorpusStorage, SearchConfig, default_resources
-from lexpipe.layout import Layout
-from lexpipe.settings import Settings
+from core.layout import Layout
+from core.settings import Settings
 from schemas.arrow import CHUNKS, from_rows
 
 from fake_elasticsearch import FakeElasticsearch  # tests/, on sys.path via conftest

@@ -22,7 +22,7 @@ from assets.definitions import defs
 from assets.resources import CorpusStorage, EliApi
 from assets.sensors import (EliActWatcher, NewVersion, PollOutcome, SourceWatcher, build_source_sensor,
                             dump_cursor, freshness_result, load_cursor)
-from lexpipe.layout import Layout
+from core.layout import Layout
 
 OLD, NEW = "2024-12-19", "2025-11-13"
 META_PATH = "/eli/acts/DU/1964/93"
@@ -363,7 +363,7 @@ def test_pools_in_dagster_yaml_and_on_the_assets(tmp_path: Path, monkeypatch: py
 
 def _oldp_tick(home: Path, sample_dir: Path, monkeypatch: pytest.MonkeyPatch, cursor: str | None = None,
                sample: Path | None = None) -> dg.SensorResult:
-    from lexpipe.settings import get_settings
+    from core.settings import get_settings
 
     monkeypatch.setenv("LEXPIPE_OFFLINE", "true")
     monkeypatch.setenv("LEXPIPE_SAMPLE_DIR", str(sample or sample_dir))

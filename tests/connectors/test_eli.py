@@ -18,8 +18,8 @@ from connectors.eli import (KNOWN_ACTS, EliSource, HttpEliSource, InvalidMetadat
                             download_act, eli_for_act, eli_source_from_settings)
 from connectors.http import HttpFetchError, PoliteHttpClient
 from connectors.landing import RawLandingZone
-from lexpipe.layout import Layout
-from lexpipe.settings import Settings
+from core.layout import Layout
+from core.settings import Settings
 
 ELI = "DU/1964/93"
 ACT = "pl:kc"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from connectors.landing import LandingError, RawLandingZone
-from lexpipe.layout import Layout
+from core.layout import Layout
 
 PDF = b"%PDF-1.7\nhello\n%%EOF\n"
 URL = "https://api.sejm.gov.pl/eli/acts/DU/1964/93/text/U/D19640093Lj.pdf"

@@ -32,7 +32,7 @@ from connectors.openlegaldata import (ApiParams, CaseSync, CursorContractError, 
                                       SyncLockedError, WindowConfig, case_key, parse_page,
                                       validate_case)
 from fake_openlegaldata import FakeOpenLegalData  # tests/, on sys.path via conftest
-from lexpipe.layout import Layout
+from core.layout import Layout
 from schemas.cases import CASES, COURTS, QUARANTINE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -374,7 +374,7 @@ _CHILD = """
 import os, signal, sys
 from pathlib import Path
 from connectors.openlegaldata import OpenLegalDataSettings, case_sync_from_settings
-from lexpipe.settings import Settings
+from core.settings import Settings
 
 kill_at = int(os.environ.get("KILL_AT_WRITTEN_PAGE", "0"))
 
@@ -945,7 +945,7 @@ def test_offline_source_runs_the_same_sync_on_the_samples(sample_dir: Path, oldp
                                                           tmp_path: Path) -> None:
     from connectors.openlegaldata import OpenLegalDataSettings, case_sync_from_settings
     from connectors.openlegaldata_sample import SAMPLE_BASE_URL
-    from lexpipe.settings import Settings
+    from core.settings import Settings
 
     settings = Settings(home=tmp_path / "home", sample_dir=sample_dir, offline=True)
     sync = case_sync_from_settings(settings, OpenLegalDataSettings())

@@ -21,8 +21,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from lexpipe.layout import Layout
-from pipelines.corpus_store import CorpusStore
+from core.layout import Layout
+from pipelines.statutes.store import CorpusStore
 
 OLD, NEW = "2024-12-19", "2025-11-13"
 ACT = "pl:kc"
@@ -74,7 +74,7 @@ class Refresh:
 
 def _refresh(monkeypatch: pytest.MonkeyPatch, versions=None, **kw) -> Refresh:
     from lexpipe import prefect_flows
-    from pipelines import statute_build
+    from pipelines.statutes.pl import build as statute_build
 
     calls: list[str] = []
     real = statute_build.parse_step

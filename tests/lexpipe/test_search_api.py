@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from lexpipe.api import create_app
 from lexpipe.cli import main
-from lexpipe.layout import Layout
+from core.layout import Layout
 from pipelines.retrieval.analyzers import get_analyzer
 from pipelines.retrieval.embedded_backend import EmbeddedBackend
 from pipelines.retrieval.encoders import HashingEncoder

@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 from playwright.sync_api import expect
 
-from lexpipe.layout import Layout
-from lexpipe.settings import Settings
-from pipelines.corpus_store import CorpusStore
+from core.layout import Layout
+from core.settings import Settings
+from pipelines.statutes.store import CorpusStore
 from pipelines.retrieval.index_build import open_backend
 from ui_world import BROKEN, NEW, OLD, metadata_table, save_screenshot, table_rows  # tests/ui
 

@@ -77,7 +77,7 @@ def build_world(root: Path, sample_dir: Path, corpus: PublishedCorpus) -> UiWorl
     the session's ``published_corpus`` (the same main job, recorded in a DAGSTER_HOME with this
     test's dagster.yaml), copied here; only the broken version is run on the copy."""
     from lexpipe.runner import run_corpus
-    from lexpipe.settings import Settings
+    from core.settings import Settings
 
     world = copy_published_corpus(corpus, root)
     home, dagster_home = world.home, world.dagster_home

@@ -22,7 +22,7 @@ from werkzeug import Request, Response
 from pipelines.answers.extraction import EXTRACTION_SYSTEM_PROMPT
 from pipelines.answers.gaius_agent import (FINAL_ANSWER_PROMPT, TOOL_NO_RESULTS, GaiusConfig,
                                            answer_questions)
-from pipelines.answers.llm_client import LLMSettings
+from connectors.llm_client import LLMSettings
 from pipelines.answers.scoring import score_answers
 from pipelines.answers.types import AnswerQuestion
 from pipelines.retrieval.interface import Hit

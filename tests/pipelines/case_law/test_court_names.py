@@ -14,7 +14,7 @@ import pytest
 from case_law_fixtures import synced_cases  # tests/, on sys.path via conftest
 from connectors.case_store import CaseStore
 from connectors.openlegaldata import OldpPaths
-from lexpipe.layout import Layout
+from core.layout import Layout
 from pipelines.case_law.case_build import chunk_cases_step, promote_staged, read_current, read_staged
 from pipelines.case_law.court_names import CourtIndex, with_court_names
 from pipelines.retrieval.case_index import case_documents

@@ -47,8 +47,8 @@ LEASING_OLD = "umowa leasingu powinna być zawarta na piśmie pod rygorem niewa�
 
 def _articles(pdf: Path, version: str) -> pa.Table:
     from pipelines.pdf_lines import read_lines
-    from pipelines.polish_statute_parser import parse_statute
-    from pipelines.statute_tables import articles_table
+    from pipelines.statutes.pl.parser import parse_statute
+    from pipelines.statutes.pl.tables import articles_table
 
     runs = PAGES[version]
     pages = read_lines(pdf, workers=1, pages=[p for run in runs for p in run])

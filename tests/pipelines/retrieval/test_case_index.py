@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from case_law_fixtures import synced_cases  # tests/, on sys.path via conftest
-from lexpipe.layout import Layout
+from core.layout import Layout
 from pipelines.case_law.chunks import case_chunks
 from pipelines.retrieval.case_index import CASES_ACT, case_documents, case_index_step, case_unit_id
 from pipelines.retrieval.encoders import get_encoder

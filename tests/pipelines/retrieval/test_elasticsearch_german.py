@@ -2,7 +2,7 @@
 loopback fake (tests/fake_elasticsearch.py): what gets indexed where, with which analyser, and
 which index every search of ``SearchService`` reaches with which structured body.
 
-The data is real: the Grundrechte of the Grundgesetz built by ``pipelines.german_statute_build``
+The data is real: the Grundrechte of the Grundgesetz built by ``pipelines.statutes.de.build``
 from ``de/gesetze/gg.md``, the Tötungsdelikte of the StGB (a second German act, §§ 211–222 of
 ``stgb.md``), the Open Legal Data samples synced over loopback, chunked with their court names,
 and two Kodeks cywilny articles loaded beside them so that a German search that strayed into a
@@ -22,12 +22,12 @@ from pytest_httpserver import HTTPServer
 
 from case_law_fixtures import synced_cases  # tests/, on sys.path via conftest
 from fake_elasticsearch import FakeElasticsearch, Recorded, walk
-from lexpipe.layout import Layout
-from lexpipe.settings import Settings
+from core.layout import Layout
+from core.settings import Settings
 from pipelines.case_law.case_build import chunk_cases_step, read_staged
-from pipelines.corpus_store import CorpusStore
-from pipelines.german_statute_build import build_all, build_german_chunks
-from pipelines.german_statute_markdown import articles_table, parse_markdown
+from pipelines.statutes.store import CorpusStore
+from pipelines.statutes.de.build import build_all, build_german_chunks
+from pipelines.statutes.de.markdown import articles_table, parse_markdown
 from pipelines.retrieval.analyzers import get_analyzer
 from pipelines.retrieval.case_index import CASES_ACT, case_index_step
 from pipelines.retrieval.encoders import get_encoder

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lexpipe.layout import Layout
+from core.layout import Layout
 from pipelines.retrieval.embedded_backend import EmbeddedBackend, SearchError
 from pipelines.retrieval.encoders import HashingEncoder
 from pipelines.retrieval.interface import Filters, SearchRequest
@@ -64,7 +64,7 @@ def search(backend, q, retriever="hybrid", k=10, **filters):
 
 def test_refresh_reembeds_only_changed_chunks(indexed, corpus_home):
     _, enc, first, second = indexed
-    from pipelines.corpus_store import CorpusStore
+    from pipelines.statutes.store import CorpusStore
 
     store = CorpusStore(corpus_home)
     old = set(store.read("pl:kc", OLD, "chunks")["content_hash"].to_pylist())

@@ -178,7 +178,7 @@ def kc_chunks(request: pytest.FixtureRequest, sample_dir) -> pa.Table:
     if path:
         return pq.read_table(path)
     from pipelines.chunking import build_chunks
-    from pipelines.statute_tables import articles_table
+    from pipelines.statutes.pl.tables import articles_table
 
     parsed = request.getfixturevalue("kc_parsed")["2025-11-13"]
     assert parsed.version == dt.date(2025, 11, 13)

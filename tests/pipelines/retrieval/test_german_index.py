@@ -8,8 +8,8 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from pipelines.german_statute_build import build_german_chunks
-from pipelines.german_statute_markdown import articles_table
+from pipelines.statutes.de.build import build_german_chunks
+from pipelines.statutes.de.markdown import articles_table
 from pipelines.retrieval.encoders import get_encoder
 from pipelines.retrieval.index_build import index_root, open_embedded_backend
 from pipelines.retrieval.interface import Filters, SearchRequest
@@ -24,7 +24,7 @@ KEEP = {*(str(n) for n in range(535, 581)), "573a", "573b", "573c", "573d", "574
 def backend(tmp_path_factory, bgb_markdown, bgb_pdf):
     """Both BGB text states indexed: parse_markdown(bgb.md) and parse_gii_pdf(the BGB PDF), each
     parsed once per session (conftest.py)."""
-    from lexpipe.layout import Layout
+    from core.layout import Layout
 
     layout = Layout(tmp_path_factory.mktemp("de_index"))
     encoder = get_encoder("hashing")

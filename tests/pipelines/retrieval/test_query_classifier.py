@@ -10,7 +10,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from pipelines.answers.llm_client import ChatClient, LLMSettings
+from connectors.llm_client import ChatClient, LLMSettings
 from pipelines.retrieval.query_classifier import classify, classify_lexical, classify_llm, parse_llm_label
 
 GERLAYQA = Path(__file__).resolve().parents[4] / "shared" / "data" / "de" / "gerlayqa" / "bgb_dev.json"

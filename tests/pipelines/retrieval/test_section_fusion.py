@@ -12,9 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipelines.german_statute_build import build_german_chunks
-from pipelines.german_statute_markdown import articles_table
-from pipelines.german_statute_pdf import parse_gii_pdf
+from pipelines.statutes.de.build import build_german_chunks
+from pipelines.statutes.de.markdown import articles_table
+from pipelines.statutes.de.pdf import parse_gii_pdf
 from pipelines.retrieval.encoders import get_encoder
 from pipelines.retrieval.index_build import open_embedded_backend
 from pipelines.retrieval.interface import Filters, SearchRequest
@@ -39,7 +39,7 @@ def model(legs=LEGS, prior_weight=0.0, counts=None, **kw) -> SectionFusion:
 
 @pytest.fixture(scope="module")
 def backend(tmp_path_factory, sample_dir):
-    from lexpipe.layout import Layout
+    from core.layout import Layout
 
     layout = Layout(tmp_path_factory.mktemp("de_fusion"))
     encoder = get_encoder("hashing")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from case_law_fixtures import synced_cases  # tests/, on sys.path via conftest
-from lexpipe.layout import Layout
+from core.layout import Layout
 from pipelines.case_law.chunks import case_chunks
-from pipelines.german_statute_build import build_all
+from pipelines.statutes.de.build import build_all
 from pipelines.retrieval.case_index import CASES_ACT, case_index_step
 from pipelines.retrieval.encoders import get_encoder
 from pipelines.retrieval.index_build import index_step, open_embedded_backend

@@ -13,7 +13,7 @@ structure ``de:bgb:book:2:division:8:title:5:subtitle:2``.
 The heading depth of the Markdown is not the hierarchy level (the BGB puts Kapitel, Unterkapitel and
 §§ all at ``######``), so structure nests by heading depth first and by level rank on ties.
 ``(XXXX) §§ 3 bis 6 (weggefallen)`` headings become one repealed row per §, so both BGB sources
-(this and :mod:`pipelines.german_statute_pdf`) yield comparable sets of §§.
+(this and :mod:`pipelines.statutes.de.pdf`) yield comparable sets of §§.
 
 This module also holds what both German parsers share: the model (:class:`Section`,
 :class:`GermanStatute`), the Absatz/Nummer/Buchstabe builder (:func:`build_units` over
@@ -39,7 +39,7 @@ from typing import Iterable
 
 import pyarrow as pa
 
-from pipelines.polish_statute_parser import Node
+from pipelines.statutes.model import Node
 from schemas.arrow import ACTS, ARTICLES, LEVELS, NODES, from_rows
 
 PARSER_VERSION = "de-3"  # de-2: content_hash over normalised text; de-3: structure headings keep their notes
@@ -88,9 +88,9 @@ LIT_RE = re.compile(r"^(?P<num>[a-z]{1,2})\)\s+(?P<rest>.*)$", re.S)
 
 @dataclass
 class DeNode(Node):
-    """A :class:`~pipelines.polish_statute_parser.Node` plus the label as printed, and for a
+    """A :class:`~pipelines.statutes.pl.parser.Node` plus the label as printed, and for a
     structure heading its official notes ("Amtlicher Hinweis: Dieser Titel dient der Umsetzung …"),
-    kept so a parse loses no source text (:mod:`pipelines.german_source_fidelity`)."""
+    kept so a parse loses no source text (:mod:`pipelines.statutes.de.source_fidelity`)."""
     label: str = ""  # "Buch 1", "Erster Abschnitt", "I.", "§ 573b", "(1)", "1.", "a)"
     notes: list[str] = field(default_factory=list)
 

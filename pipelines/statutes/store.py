@@ -17,7 +17,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lexpipe.layout import Layout, atomic_write_bytes, atomic_write_json
+from core.layout import Layout
+from core.atomic import atomic_write_bytes, atomic_write_json
 from schemas.arrow import SCHEMAS, conform
 
 

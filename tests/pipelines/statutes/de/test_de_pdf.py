@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.german_statute_markdown import KNOWN_ACTS, GermanStatuteError, articles_table, nodes_table
-from pipelines.german_statute_pdf import Joiner, parse_gii_pdf, read_gii_lines
+from pipelines.statutes.de.markdown import KNOWN_ACTS, GermanStatuteError, articles_table, nodes_table
+from pipelines.statutes.de.pdf import Joiner, parse_gii_pdf, read_gii_lines
 from pipelines.pdf_lines import PdfReadError
 from schemas.arrow import ARTICLES, NODES
 

@@ -7,7 +7,7 @@ import datetime as dt
 import pyarrow as pa
 
 from pipelines.pdf_lines import display_number
-from pipelines.polish_statute_parser import PARSER_VERSION, ParsedStatute
+from pipelines.statutes.pl.parser import PARSER_VERSION, ParsedStatute
 from schemas.arrow import ACTS, ARTICLES, NODES, from_rows
 
 LEVEL_LABEL = {"book": "KSIĘGA", "part": "CZĘŚĆ", "title": "TYTUŁ", "division": "DZIAŁ",

@@ -14,8 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipelines import isap_markers
+from pipelines.statutes.pl import isap_markers
 from pipelines.pdf_lines import SOFT_HYPHEN, Line, read_lines
+from pipelines.statutes.model import Node
 
 PARSER_VERSION = "pl-isap-2"
 
@@ -50,20 +51,6 @@ class ActSpec:
 
 
 CIVIL_CODE = ActSpec("pl:kc", "Kodeks cywilny", "k.c.", "DU/1964/93", "Dz. U. 1964 Nr 16 poz. 93")
-
-
-@dataclass
-class Node:
-    """One node type for every level, book down to letter."""
-    level: str
-    number: str
-    id: str
-    heading: str = ""
-    text: str = ""
-    status: str = "in_force"
-    page: int = 0
-    parent_id: str | None = None
-    articles_before: int = 0  # structural nodes: how many articles precede it (document order)
 
 
 @dataclass

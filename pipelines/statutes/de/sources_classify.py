@@ -1,7 +1,7 @@
 """Why does a § read differently in the two BGB sources? Amendment, editorial variant or parser residue.
 
 The bundestag/gesetze Markdown is the ~2021-12 text state, the gesetze-im-internet PDF the 2024-11
-one. A § whose normalised text differs between them (:mod:`pipelines.german_sources_compare`) falls
+one. A § whose normalised text differs between them (:mod:`pipelines.statutes.de.sources_compare`) falls
 in one of three classes, decided from the word-level diff alone (no § list is consulted):
 
 * ``amendment`` — the law changed: a content word, a number or a reference is added, removed or
@@ -35,7 +35,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from pipelines.german_statute_markdown import number_key
+from pipelines.statutes.de.markdown import number_key
 
 AMENDMENT, EDITORIAL, RESIDUE = "amendment", "editorial", "residue"
 KINDS = (AMENDMENT, EDITORIAL, RESIDUE)

@@ -16,7 +16,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from pipelines.answers.llm_client import ChatClient, LLMError, LLMSettings, parse_completion
+from connectors.llm_client import ChatClient, LLMError, LLMSettings, parse_completion
 
 KEY = "sk-test-SECRET-0123456789"
 

@@ -5,8 +5,8 @@ import shutil
 
 import pyarrow.parquet as pq
 
-from lexpipe.layout import Layout
-from pipelines.statute_build import CHUNKER_VERSION, chunk_step, publish_step
+from core.layout import Layout
+from pipelines.statutes.pl.build import CHUNKER_VERSION, chunk_step, publish_step
 
 VERSION = "2025-11-13"
 

@@ -1,6 +1,6 @@
 """German statutes as a published corpus: parse → validate → chunk → diff → publish, per act version.
 
-The German twin of :mod:`pipelines.statute_build` over the same :class:`~pipelines.corpus_store.CorpusStore`
+The German twin of :mod:`pipelines.statutes.pl.build` over the same :class:`~pipelines.statutes.store.CorpusStore`
 (``corpus/de/<act>/<version>/``), so search, staleness and the API read German acts like Polish ones.
 
 Sources (read-only, under ``LEXPIPE_SAMPLE_DIR``): the bundestag/gesetze Markdown laws
@@ -10,7 +10,7 @@ name). The BGB therefore has two versions: the Markdown's (~2021-12-21) and the 
 :func:`diff_step` between them lists the real amendments (GbR/MoPeG, Vormundschaftsrecht, Stiftungsrecht).
 
 Why a separate content hash for German §§: the two BGB sources print the same wording with other
-quotes, dashes and spaces, so the hash is over :func:`~pipelines.german_statute_markdown.normalize_text`
+quotes, dashes and spaces, so the hash is over :func:`~pipelines.statutes.de.markdown.normalize_text`
 (see ``finish_section``) and the diff compares normalised texts; layout never counts as an amendment.
 
 Chunks (:func:`build_german_chunks`) are one per Absatz (a § without Absätze is one chunk), long
@@ -33,17 +33,17 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from lexpipe.layout import Layout
+from core.layout import Layout
 from pipelines.chunking import article_units, chunk_article
-from pipelines.corpus_store import CorpusStore
-from pipelines.german_sources_classify import EDITORIAL, diff_hunks
-from pipelines.german_statute_markdown import (
+from pipelines.statutes.store import CorpusStore
+from pipelines.statutes.de.sources_classify import EDITORIAL, diff_hunks
+from pipelines.statutes.de.markdown import (
     KNOWN_ACTS, PARSER_VERSION as MARKDOWN_PARSER_VERSION, GermanStatute, GermanStatuteError, acts_table,
     articles_table, normalize_text, nodes_table, parse_markdown,
 )
-from pipelines.german_statute_pdf import PARSER_VERSION as PDF_PARSER_VERSION, parse_gii_pdf
+from pipelines.statutes.de.pdf import PARSER_VERSION as PDF_PARSER_VERSION, parse_gii_pdf
 from pipelines.validation import ValidationReport, validate_table
-from pipelines.version_diff import diff_versions, word_diff
+from pipelines.statutes.diff import diff_versions, word_diff
 from schemas.arrow import ACTS, CHUNKS, from_rows
 from schemas.expectations import articles_suite, chunks_suite, nodes_suite
 
@@ -306,7 +306,7 @@ class GermanDiff:
                  "differently); `removed`: the § is not printed at all in the newer text state; `editorial`: "
                  "not an amendment — the same words in another form (\"Ort\"/\"Orte\", "
                  "\"Vorschriften finden\"/\"Vorschrift findet\", punctuation), see "
-                 "`pipelines.german_sources_classify`.", ""]
+                 "`pipelines.statutes.de.sources_classify`.", ""]
         for kind in ("added", "repealed", "removed", "changed", "editorial"):
             sel = [r for r in rows if r["change"] == kind]
             if sel:
@@ -318,7 +318,7 @@ class GermanDiff:
 
 def _editorial(old: dict, new: dict) -> bool:
     """Same status and every difference of text and title an editorial variant (same words in
-    another form, :mod:`pipelines.german_sources_classify`): listed, but not as an amendment."""
+    another form, :mod:`pipelines.statutes.de.sources_classify`): listed, but not as an amendment."""
     if old["status"] != new["status"]:
         return False
     hunks = diff_hunks(normalize_text(old["text"] or ""), normalize_text(new["text"] or "")) + \

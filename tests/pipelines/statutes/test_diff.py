@@ -1,7 +1,7 @@
 import datetime as dt
 import hashlib
 
-from pipelines.version_diff import diff_markdown, diff_versions, word_diff
+from pipelines.statutes.diff import diff_markdown, diff_versions, word_diff
 from schemas.arrow import ARTICLES, from_rows
 
 

@@ -11,7 +11,7 @@ import unicodedata
 
 import pytest
 
-from pipelines.german_sources_classify import (
+from pipelines.statutes.de.sources_classify import (
     AMENDMENT, EDITORIAL, REFORMS, RESIDUE, cited_sections, classify_hunk, classify_section, diff_hunks, reform_cited,
     reform_of, same_word,
 )

@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipelines.german_statute_markdown import (
+from pipelines.statutes.de.markdown import (
     CONJUNCTIONS, KNOWN_ACTS, REPEALED_RE, Block, DeNode, GermanAct, GermanStatute, GermanStatuteError, Section,
     StructureHeading, StructureStack, build_units, parse_section_heading, parse_structure_heading,
     range_sections, section_id, _strip_repealed,
@@ -312,7 +312,7 @@ def parse_gii_pdf(path: Path, *, act: GermanAct = KNOWN_ACTS["bgb"], version: dt
     ``version`` defaults to the date in the file name (``…_2024-11-28.pdf``: the text state
     downloaded), else to the latest "G v. …" date of the Stand line. Raises
     :class:`~pipelines.pdf_lines.PdfReadError` for unreadable files and
-    :class:`~pipelines.german_statute_markdown.GermanStatuteError` for a PDF of something else; both
+    :class:`~pipelines.statutes.de.markdown.GermanStatuteError` for a PDF of something else; both
     name the file and the reason."""
     t0 = time.perf_counter()
     path = Path(path)

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from pipelines.german_sources_compare import compare_sources
-from pipelines.german_statute_markdown import normalize_text, parse_markdown
+from pipelines.statutes.de.sources_compare import compare_sources
+from pipelines.statutes.de.markdown import normalize_text, parse_markdown
 from schemas.arrow import DIFF
 
 
@@ -93,7 +93,7 @@ def test_known_amendments_are_listed(cmp):
 
 
 def test_diff_table_from_version_diff(cmp):
-    # the published diff asset's rules (pipelines.german_statute_build.diff_german)
+    # the published diff asset's rules (pipelines.statutes.de.build.diff_german)
     assert cmp.diff.schema == DIFF
     rows = cmp.diff.to_pylist()
     changes = Counter(r["change"] for r in rows)

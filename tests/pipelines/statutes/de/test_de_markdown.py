@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.german_statute_markdown import (
+from pipelines.statutes.de.markdown import (
     KNOWN_ACTS, LEVELS_NOT_IN_SCHEMA, GermanStatuteError, articles_table, expand_range, nodes_table,
     ordinal_value, parse_markdown, parse_markdown_dir, parse_structure_heading,
 )

@@ -1,6 +1,6 @@
 import datetime as dt
 
-from pipelines import isap_markers as m
+from pipelines.statutes.pl import isap_markers as m
 
 RAW = "[§ 1. Old wording.]\n<§ 1. New wording.>\n<§ 1^1. Added.>\n§ 2. Unchanged."
 NOTE = ["Nowe brzmienie § 1 w art. 647^1 wejdzie w życie z dn. 4.12.2025 r. (Dz. U. z 2025 r. poz. 1508)."]

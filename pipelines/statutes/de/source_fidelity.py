@@ -1,6 +1,6 @@
 """Do our German parsers keep every word of their source, and invent none? A parser-independent audit.
 
-The Markdown-vs-PDF comparison (:mod:`pipelines.german_sources_compare`) can only see parser residue
+The Markdown-vs-PDF comparison (:mod:`pipelines.statutes.de.sources_compare`) can only see parser residue
 where the two sources differ; a word both parsers lose, or a running header the PDF parser leaks
 into a § the Markdown happens to lack, needs a check against the source itself. This module counts
 the words of a source file read the plainest way — pdfium's page text minus the running header and
@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.german_statute_markdown import GermanStatute, _FRONT_RE
+from pipelines.statutes.de.markdown import GermanStatute, _FRONT_RE
 
 WORD_RE = re.compile(r"\w+|§")
 
@@ -77,7 +77,7 @@ def pdf_fidelity(st: GermanStatute) -> Fidelity:
     holding a § (the table of contents before it has no units), running header and footer removed."""
     import pypdfium2 as pdfium
 
-    from pipelines.german_statute_pdf import FOOTER_RE, HEADER_RE
+    from pipelines.statutes.de.pdf import FOOTER_RE, HEADER_RE
 
     first = min(s.page_start for s in st.sections if s.page_start)
     doc = pdfium.PdfDocument(str(st.source))

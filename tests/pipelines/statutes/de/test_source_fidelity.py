@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from pipelines.german_source_fidelity import Fidelity, markdown_fidelity, pdf_fidelity, words
-from pipelines.german_statute_markdown import KNOWN_ACTS, parse_markdown
+from pipelines.statutes.de.source_fidelity import Fidelity, markdown_fidelity, pdf_fidelity, words
+from pipelines.statutes.de.markdown import KNOWN_ACTS, parse_markdown
 
 # "(XXXX)" marks a §-heading placeholder in bundestag/gesetze; the parser keeps no trace of it
 PLACEHOLDER = "XXXX"

@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lexpipe.layout import Layout
-from pipelines.corpus_store import CorpusStore
-from pipelines.german_statute_build import (
+from core.layout import Layout
+from pipelines.statutes.store import CorpusStore
+from pipelines.statutes.de.build import (
     GermanBuildError, build_all, build_german_chunks, build_version, chunk_heading, german_sources, parse_step,
     validate_step,
 )
@@ -107,7 +107,7 @@ def test_small_act_and_failed_validation_blocks_publish(tmp_home, sample_dir, mo
 
     # a rebuild (new source bytes) that loses the text of an in-force Art. fails the blocking check:
     # nothing is published, the served version stays the good one
-    import pipelines.german_statute_build as gb
+    import pipelines.statutes.de.build as gb
 
     real = gb.articles_table
 

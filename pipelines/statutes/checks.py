@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lexpipe.layout import Layout
-from pipelines.corpus_store import CorpusStore
+from core.layout import Layout
+from pipelines.statutes.store import CorpusStore
 from pipelines.validation import ValidationReport, validate_table
 
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from lexpipe.layout import Layout
+from core.layout import Layout
 from pipelines.chunking import build_chunks
-from pipelines.corpus_store import CorpusStore
+from pipelines.statutes.store import CorpusStore
 from pipelines.pdf_lines import PdfReadError
-from pipelines.polish_statute_parser import CIVIL_CODE, PARSER_VERSION, ActSpec, StatuteParseError, parse_statute
-from pipelines.statute_tables import acts_table, articles_table, nodes_table
-from pipelines.version_diff import diff_markdown, diff_versions
+from pipelines.statutes.pl.parser import CIVIL_CODE, PARSER_VERSION, ActSpec, StatuteParseError, parse_statute
+from pipelines.statutes.pl.tables import acts_table, articles_table, nodes_table
+from pipelines.statutes.diff import diff_markdown, diff_versions
 
 CHUNKER_VERSION = "chunk-2"  # chunk-2: one chunk per paragraph (§)
 KNOWN_SPECS: dict[str, ActSpec] = {CIVIL_CODE.act_id: CIVIL_CODE}

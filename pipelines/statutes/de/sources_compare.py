@@ -6,10 +6,10 @@ Compared per § (article-level id ``de:bgb:par:573b``):
 * **set of §§** — ids in both, only in one. A § only in the Markdown whose number falls inside a
   ``§§ 1889 bis 1921 (weggefallen)`` range of the PDF is repealed there, just not enumerated (a range
   does not say which lettered §§ 1901a … it covered), so it counts as present.
-* **text** — :func:`~pipelines.german_statute_markdown.normalize_text` of the § text (one kind of
+* **text** — :func:`~pipelines.statutes.de.markdown.normalize_text` of the § text (one kind of
   quote, dash and space; markers kept) and the status must be equal. Titles are compared apart.
 
-Every differing § is classified by :mod:`pipelines.german_sources_classify` as an amendment (the
+Every differing § is classified by :mod:`pipelines.statutes.de.sources_classify` as an amendment (the
 law changed between the text states: Vormundschafts- und Betreuungsrecht 2023, Stiftungsrecht 2023,
 MoPeG 2024, …), an editorial variant (the two source files print the same words in another form:
 "Ort"/"Orte") or parser residue (what our parsers could have produced from identical text). The
@@ -17,7 +17,7 @@ figures that matter therefore come in three: agreement over all §§ in both (th
 agreement over the §§ *not amended* (what parsing and normalisation can reach), and the residue
 count. Differences are also a ``schemas.arrow.DIFF`` table over the ARTICLES tables (Markdown = old,
 PDF = new), so the same added / changed / repealed / removed vocabulary as between two Polish
-versions applies (:func:`pipelines.german_statute_build.diff_german`: the published diff asset's
+versions applies (:func:`pipelines.statutes.de.build.diff_german`: the published diff asset's
 rules, including ``editorial``; the table also holds §§ whose title alone changed).
 """
 
@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from pipelines.german_sources_classify import (
+from pipelines.statutes.de.sources_classify import (
     AMENDMENT, EDITORIAL, KINDS, REFORMS, RESIDUE, SectionClass, classify_section, reform_of,
 )
-from pipelines.german_statute_build import diff_german
-from pipelines.german_statute_markdown import GermanStatute, articles_table, normalize_text, number_key
-from pipelines.version_diff import word_diff
+from pipelines.statutes.de.build import diff_german
+from pipelines.statutes.de.markdown import GermanStatute, articles_table, normalize_text, number_key
+from pipelines.statutes.diff import word_diff
 
 
 @dataclass
@@ -157,7 +157,7 @@ class SourceComparison:
                  f"parser residue. Agreement over the {s['not_amended']} §§ not amended: "
                  f"{s['not_amended_agreement']:.2%} ({s['text_equal']}/{s['not_amended']}); the highest "
                  f"agreement over all §§ in both that the amendments leave possible: {s['max_text_agreement']:.2%}.",
-                 "", "Classes are decided from the word diff alone (`pipelines/german_sources_classify.py`). "
+                 "", "Classes are decided from the word diff alone (`pipelines/statutes/de/sources_classify.py`). "
                  "Per reform: amended §§ inside its ranges, §§ inserted/removed there, and amended §§ outside "
                  "every range that newly cite one of its §§ (consequential amendments).", "",
                  "| reform | act | in force | amended | inserted | removed | cites its §§ | total |",

@@ -3,8 +3,8 @@ import json
 import pyarrow as pa
 import pytest
 
-from pipelines.corpus_store import CorpusError, CorpusStore
-from tests.pipelines.test_version_diff import _art
+from pipelines.statutes.store import CorpusError, CorpusStore
+from tests.pipelines.statutes.test_diff import _art
 from schemas.arrow import ARTICLES, from_rows
 
 

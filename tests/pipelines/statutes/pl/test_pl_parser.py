@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.pdf_lines import read_lines
-from pipelines.statute_tables import articles_table, nodes_table
+from pipelines.statutes.pl.tables import articles_table, nodes_table
 
 VERSIONS = ["2024-12-19", "2025-11-13"]
 
