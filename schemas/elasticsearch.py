@@ -1,7 +1,7 @@
 """Elasticsearch index layout of the chunk search index: the single source of truth.
 
 Settings, mappings and the index-template body are plain dicts built here and nowhere else;
-``pipelines.retrieval.elasticsearch_backend`` only ever sends what these functions return.
+``pipelines.retrieval.elasticsearch.backend`` only ever sends what these functions return.
 
 One document = one retrieval chunk (``schemas.arrow.CHUNKS``) plus the article fields a consumer
 needs, the project's own pre-analysed strings and the embedding:

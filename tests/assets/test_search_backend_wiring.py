@@ -90,7 +90,7 @@ def test_search_config_names_the_backend(httpserver):
 
 
 def test_open_backend_follows_the_settings(tmp_path, httpserver):
-    from pipelines.retrieval.elasticsearch_backend import ElasticsearchBackend
+    from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend
     from pipelines.retrieval.embedded_backend import EmbeddedBackend
     from pipelines.retrieval.index_build import open_backend
     from pipelines.retrieval.service import SearchService

@@ -111,7 +111,7 @@ def with_reranker(backend, model: LinearReranker = RERANKER):
     """The same loaded index, opened again with a reranker: hybrid = legs → rerank_legs."""
     if isinstance(backend, EmbeddedBackend):
         return EmbeddedBackend(backend.root, encoder=ENC, analyzer=_analyzer(), reranker=model)
-    from pipelines.retrieval.elasticsearch_backend import ElasticsearchBackend
+    from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend
 
     return ElasticsearchBackend(backend.client, "pl:kc", settings=backend.settings, encode_query=backend.encode_query,
                                 analyzer=backend.analyzer, reranker=model)
@@ -134,7 +134,7 @@ def make_backend(request, tmp_path_factory) -> Callable[[], object]:
         return
     if not ES_URL:
         pytest.skip("ELASTICSEARCH_URL not set")
-    from pipelines.retrieval.elasticsearch_backend import ElasticsearchBackend, ElasticsearchSettings
+    from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend, ElasticsearchSettings
 
     prefix = f"lexpipe-conf-{uuid.uuid4().hex[:8]}"
     made: list[ElasticsearchBackend] = []
@@ -311,7 +311,7 @@ def test_versions_switch_serving_and_a_reload_is_idempotent(make_backend, kc_chu
 def test_elasticsearch_documents_carry_the_embedded_analysed_columns(kc_chunks, tmp_path):
     """Both lexical legs read the same strings: the documents bulk-loaded into Elasticsearch
     equal the embedded table's columns (runs without a cluster: pure document building)."""
-    from pipelines.retrieval.elasticsearch_documents import chunk_documents
+    from pipelines.retrieval.elasticsearch.documents import chunk_documents
 
     chunks = kc_chunks[NEW]
     vectors = _vectors(chunks)

@@ -22,7 +22,7 @@ hits (best chunk per article, :func:`collapse_to_articles`) from the same retrie
   the two scores exactly as the embedded backend adds its two FTS scores;
 * ``dense``: top-level ``knn`` on ``vector``;
 * ``gaius``: the client-side character-alignment scorer over the chunk rows of the resolved
-  physical index (:mod:`pipelines.retrieval.elasticsearch_gaius`);
+  physical index (:mod:`pipelines.retrieval.elasticsearch.gaius`);
 * ``hybrid``: the three legs side by side, then, in our code and exactly as on the embedded
   backend, either the trained reranker (``reranker.rerank_legs``: the legs' union re-scored with
   the lexical statistics of the physical index, read by the same scan as gAIus) when one is
@@ -354,7 +354,7 @@ class ElasticsearchBackend:
                  analyzer: "TextAnalyzer | None" = None, hybrid: HybridConfig = HybridConfig(),
                  reranker: "LinearReranker | None" = None, section_fusion: "SectionFusion | None" = None,
                  encoder_id: str | None = None):
-        from pipelines.retrieval.elasticsearch_gaius import GaiusIndexCache
+        from pipelines.retrieval.elasticsearch.gaius import GaiusIndexCache
 
         self.settings = settings or ElasticsearchSettings()
         self.act_id: str | None = corpus if ":" in corpus else None
@@ -547,7 +547,7 @@ class ElasticsearchBackend:
         """Load a version from its chunks table and vectors: ``EmbeddedBackend.build``'s call, so
         ``index_build.index_step`` drives either backend. ``BuildReport.table`` is the new physical
         index; the serving alias moves unless an older version than the served one is loaded."""
-        from pipelines.retrieval.elasticsearch_documents import chunk_documents
+        from pipelines.retrieval.elasticsearch.documents import chunk_documents
 
         if not self._owns(act_id):
             raise ValueError(f"this backend serves corpus {self.corpus}, not {act_id!r}")
