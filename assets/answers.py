@@ -12,7 +12,9 @@ import datetime as dt
 import dagster as dg
 
 from assets.benchmarks import GROUP, PREFIX, questions, staleness
-from assets.pl_statutes import ACT_ID, search_index, versions
+from assets.benchmarks import BENCHMARK_ACT
+
+ACT_ID, search_index, versions = BENCHMARK_ACT.act_id, BENCHMARK_ACT.search_index, BENCHMARK_ACT.versions
 from assets.resources import CorpusStorage, SearchConfig
 from pipelines.answers.answer_run import llm_settings_from_env
 
@@ -76,3 +78,5 @@ def answers_nightly_schedule(context: dg.ScheduleEvaluationContext, storage: Cor
 ASSETS = [answers]
 JOBS = [answers_job]
 SCHEDULES = [answers_nightly_schedule]
+
+defs = dg.Definitions(assets=ASSETS, jobs=JOBS, schedules=SCHEDULES)

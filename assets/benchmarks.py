@@ -26,7 +26,12 @@ warnings.filterwarnings("ignore", message="Specifying a partitions_def on an Ass
 import pyarrow.parquet as pq
 
 from assets import pl_statutes
-from assets.pl_statutes import ACT_ID, versions
+from pipelines.benchmarks.legal_basis import EXAM_ACT
+
+# The exam benchmark's partitions are the versions of this act (legal_basis.EXAM_ACT)
+BENCHMARK_ACT = pl_statutes.family(EXAM_ACT)
+ACT_ID = BENCHMARK_ACT.act_id
+versions = BENCHMARK_ACT.versions
 from assets.resources import BenchmarkConfig, CorpusStorage, SearchConfig
 from pipelines.benchmarks.nightly import (  # noqa: F401  (the paths are re-exported for importers)
     BenchmarkInputError,
@@ -102,7 +107,7 @@ def benchmark_questions_valid(context: dg.AssetCheckExecutionContext, storage: C
 # staleness per corpus version
 
 
-@dg.asset(key=PREFIX + ["staleness"], deps=[questions, pl_statutes.articles, pl_statutes.diff],
+@dg.asset(key=PREFIX + ["staleness"], deps=[questions, BENCHMARK_ACT.articles, BENCHMARK_ACT.diff],
           partitions_def=versions, group_name=GROUP, kinds={"parquet"},
           description="Gold references the version does not support as they were: unit missing or repealed, "
                       "or its text (in force or announced) changed since the previous version "
@@ -132,7 +137,7 @@ def staleness(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.M
 # retrieval evaluation
 
 
-@dg.asset(key=PREFIX + ["retrieval_eval"], deps=[questions, staleness, pl_statutes.search_index],
+@dg.asset(key=PREFIX + ["retrieval_eval"], deps=[questions, staleness, BENCHMARK_ACT.search_index],
           partitions_def=versions, group_name=GROUP, kinds={"parquet"},
           description="recall@1/5/10/50, MRR and NDCG@5 of every retriever and query style on the benchmark "
                       "questions with in-corpus gold (stale ones skipped), appended to the history "
@@ -220,3 +225,5 @@ def benchmark_nightly_schedule(context: dg.ScheduleEvaluationContext, storage: C
 
 
 SCHEDULES = [benchmark_nightly_schedule]
+
+defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=[benchmark_job], schedules=SCHEDULES)

@@ -253,3 +253,5 @@ cases_job = dg.define_asset_job("cases_refresh", selection=dg.AssetSelection.gro
                                             "and the citation counts.")
 JOBS = [cases_job]
 CHECKS = [quarantine_contract, case_chunks_valid]
+
+defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS)

@@ -19,12 +19,12 @@ import dagster as dg
 from assets.resources import CorpusStorage, ParseConfig, SearchConfig
 from core.settings import get_settings
 from pipelines.statutes.store import CorpusStore
-from pipelines.statutes.de.markdown import KNOWN_ACTS
+from schemas.acts import registry
 
 # partitioned asset checks are "preview" in Dagster 1.13 (see assets/pl_statutes.py)
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
 GROUP = "de_statutes"
-ACTS = {slug: act.act_id for slug, act in KNOWN_ACTS.items()}  # "bgb" → "de:bgb"
+ACTS = {a.slug: a.id for a in registry().of_jurisdiction("de")}  # "bgb" → "de:bgb" (the act registry)
 acts = dg.StaticPartitionsDefinition(sorted(ACTS))
 
 
@@ -122,3 +122,5 @@ de_statutes_job = dg.define_asset_job("de_statutes_refresh", selection=dg.AssetS
                                       description="German act: build and publish every text state, validate "
                                                   "the served one, index it.")
 JOBS = [de_statutes_job]
+
+defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS)

@@ -1,27 +1,38 @@
-"""The one ``Definitions`` object: every source/job module in ``assets/`` is loaded here."""
+"""The one ``Definitions`` object: every module of ``assets/`` that defines ``defs`` is merged here.
+
+Why discovery instead of a hand-kept list (as dagster-open-platform loads each ``defs/<source>/``):
+a new source is a new module with a ``defs = dg.Definitions(...)`` at its end, and nothing else
+changes. Modules without ``defs`` (``resources``) are shared helpers.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from types import ModuleType
+
 import dagster as dg
 
-from assets import answers, benchmarks, de_cases, de_statutes, pl_statutes, sensors
+import assets
 from assets.resources import default_resources
+
+
+def source_modules() -> list[ModuleType]:
+    """Every ``assets.<name>`` module (or package) that defines ``defs``, in name order."""
+    found = []
+    for info in sorted(pkgutil.iter_modules(assets.__path__), key=lambda i: i.name):
+        if info.name == "definitions":
+            continue
+        module = importlib.import_module(f"assets.{info.name}")
+        if isinstance(getattr(module, "defs", None), dg.Definitions):
+            found.append(module)
+    return found
 
 
 def build_definitions(resources: dict | None = None) -> dg.Definitions:
     # resources a caller leaves out (e.g. benchmark_config) come from the settings defaults
     resources = {**default_resources(), **resources} if resources else default_resources()
-    return dg.Definitions(
-        assets=[*pl_statutes.ASSETS, *benchmarks.ASSETS, *answers.ASSETS, *sensors.SOURCE_ASSETS,
-                *de_cases.ASSETS, *de_statutes.ASSETS],
-        asset_checks=[*pl_statutes.CHECKS, *benchmarks.CHECKS, *sensors.CHECKS, *de_cases.CHECKS,
-                      *de_statutes.CHECKS],
-        jobs=[pl_statutes.corpus_job, pl_statutes.main_job, benchmarks.benchmark_job, *answers.JOBS, *sensors.JOBS,
-              *de_cases.JOBS, *de_statutes.JOBS],
-        schedules=[*benchmarks.SCHEDULES, *answers.SCHEDULES, *sensors.SCHEDULES],
-        sensors=[*sensors.SENSORS],
-        resources=resources,
-    )
+    return dg.Definitions.merge(*(m.defs for m in source_modules()), dg.Definitions(resources=resources))
 
 
 defs = build_definitions()

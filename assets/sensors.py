@@ -3,6 +3,7 @@ refresh job it launches, a freshness check per watched source, and the weekly re
 
     source_watch (sensor, every LEXPIPE_SOURCE_POLL_INTERVAL_S)
       ├─ EliActWatcher pl:kc ── conditional GET of the act's ELI metadata (304 = nothing to do)
+      │     (one per Polish act of the registry)
       │     new changeDate → new pl_kc_versions partition + RunRequest(run_key "pl:kc:<version>")
       │     → pl_kc_refresh: raw_pdf → articles ─[articles_valid]→ chunks ─[chunks_valid]→ diff
       │                       → published → search_index (pool "index") → benchmarks/staleness
@@ -453,36 +454,60 @@ def build_freshness_check(watcher: SourceWatcher) -> dg.AssetChecksDefinition:
 # ----------------------------------------------------------------------------------------------
 # jobs, schedules and the watcher list
 
-REFRESH_ASSETS = [*pl_statutes.ASSETS, benchmarks.questions, benchmarks.staleness]
-refresh_job = dg.define_asset_job(
-    "pl_kc_refresh", selection=dg.AssetSelection.assets(*REFRESH_ASSETS), partitions_def=pl_statutes.versions,
-    description="A new pl:kc version end to end: raw → parse → checks → chunks → diff → publish → index → "
-                "benchmark staleness (the question table only when it does not exist yet). The blocking "
-                "checks stop publish/index, so a bad version never replaces the served one.")
+@dataclass(frozen=True)
+class PolishRefresh:
+    """What keeps one Polish act fresh: the job a new version runs, the weekly re-validation job
+    and schedule, and the ELI watcher that requests runs. For the benchmark act the refresh also
+    brings the benchmark staleness up to date (and the question table when it does not exist)."""
 
-REVALIDATED_CHECKS = [next(iter(c.check_keys)) for c in pl_statutes.CHECKS]
-revalidate_job = dg.define_asset_job(
-    "pl_kc_revalidate", selection=dg.AssetSelection.assets(pl_statutes.articles, pl_statutes.chunks),
-    partitions_def=pl_statutes.versions,
-    description="Re-runs the GX checks on a version (the weekly schedule runs only the checks, "
-                "over every published version).")
+    family: pl_statutes.PolishActAssets
+    refresh_assets: list
+    refresh_job: Any
+    revalidate_job: Any
+    revalidated_checks: list
+    schedule: Any
 
 
-@dg.schedule(job=revalidate_job, cron_schedule="0 4 * * 0", execution_timezone="Europe/Warsaw",
-             default_status=dg.DefaultScheduleStatus.RUNNING,
-             description="Sundays 04:00: the blocking GX checks again over every published pl:kc version "
-                         "(a changed suite or tolerance shows up on versions already served).")
-def weekly_revalidation_schedule(context: dg.ScheduleEvaluationContext, storage: CorpusStorage):
-    published = CorpusStore(storage.layout).published_versions(pl_statutes.ACT_ID)
-    if not published:
-        return dg.SkipReason(f"no {pl_statutes.ACT_ID} version is published yet")
-    known = [v for v in published if context.instance.has_dynamic_partition(pl_statutes.versions.name, v)]
-    if not known:
-        return dg.SkipReason(f"published {published} are not {pl_statutes.versions.name} partitions of this instance")
-    year, week, _ = (context.scheduled_execution_time or _utcnow()).isocalendar()
-    return [dg.RunRequest(partition_key=v, run_key=f"revalidate:{v}@{year}-W{week:02d}", asset_selection=[],
-                          asset_check_keys=REVALIDATED_CHECKS, tags={"lexpipe/revalidation": f"{year}-W{week:02d}"})
-            for v in known]
+def polish_refresh(fam: pl_statutes.PolishActAssets) -> PolishRefresh:
+    act = fam.act
+    with_benchmarks = fam.act_id == benchmarks.ACT_ID
+    refresh_assets = [*fam.assets, *((benchmarks.questions, benchmarks.staleness) if with_benchmarks else ())]
+    refresh_job = dg.define_asset_job(
+        f"{act.key}_refresh", selection=dg.AssetSelection.assets(*refresh_assets), partitions_def=fam.versions,
+        description=f"A new {act.id} version end to end: raw → parse → checks → chunks → diff → publish → index"
+                    + (" → benchmark staleness (the question table only when it does not exist yet)"
+                       if with_benchmarks else "")
+                    + ". The blocking checks stop publish/index, so a bad version never replaces the served one.")
+    checks = [next(iter(c.check_keys)) for c in fam.checks]
+    revalidate_job = dg.define_asset_job(
+        f"{act.key}_revalidate", selection=dg.AssetSelection.assets(fam.articles, fam.chunks),
+        partitions_def=fam.versions,
+        description="Re-runs the GX checks on a version (the weekly schedule runs only the checks, "
+                    "over every published version).")
+
+    def weekly(context: dg.ScheduleEvaluationContext, storage: CorpusStorage):
+        published = CorpusStore(storage.layout).published_versions(act.id)
+        if not published:
+            return dg.SkipReason(f"no {act.id} version is published yet")
+        known = [v for v in published if context.instance.has_dynamic_partition(fam.versions.name, v)]
+        if not known:
+            return dg.SkipReason(f"published {published} are not {fam.versions.name} partitions of this instance")
+        year, week, _ = (context.scheduled_execution_time or _utcnow()).isocalendar()
+        # the Civil Code's run keys predate the registry: keep them, so a schedule tick is not re-run
+        prefix = "revalidate" if act.id == "pl:kc" else f"revalidate:{act.id}"
+        return [dg.RunRequest(partition_key=v, run_key=f"{prefix}:{v}@{year}-W{week:02d}", asset_selection=[],
+                              asset_check_keys=checks, tags={"lexpipe/revalidation": f"{year}-W{week:02d}"})
+                for v in known]
+
+    schedule = dg.schedule(
+        job=revalidate_job, cron_schedule="0 4 * * 0", execution_timezone="Europe/Warsaw",
+        name=f"{act.key}_weekly_revalidation", default_status=dg.DefaultScheduleStatus.RUNNING,
+        description=f"Sundays 04:00: the blocking GX checks again over every published {act.id} version "
+                    "(a changed suite or tolerance shows up on versions already served).")(weekly)
+    return PolishRefresh(fam, refresh_assets, refresh_job, revalidate_job, checks, schedule)
+
+
+POLISH = {act_id: polish_refresh(fam) for act_id, fam in pl_statutes.ACTS.items()}
 
 
 DE_REVALIDATED_CHECKS = [next(iter(c.check_keys)) for c in de_statutes.CHECKS]
@@ -510,9 +535,10 @@ def _watchers() -> list[SourceWatcher]:
     settings = get_settings()
     window = dt.timedelta(hours=settings.source_poll_window_hours)
     return [
-        EliActWatcher(pl_statutes.ACT_ID, source_key=pl_statutes.SOURCE_KEY, partitions_def=pl_statutes.versions,
-                      job=refresh_job, job_assets=REFRESH_ASSETS, poll_window=window,
-                      optional_if_present={benchmarks.questions.key: benchmarks.questions_path}),
+        *(EliActWatcher(r.family.act_id, source_key=r.family.source_key, partitions_def=r.family.versions,
+                        job=r.refresh_job, job_assets=r.refresh_assets, poll_window=window,
+                        optional_if_present={benchmarks.questions.key: benchmarks.questions_path})
+          for r in POLISH.values()),
         OpenLegalDataWatcher(job=de_cases.cases_job, poll_window=window),
         GermanStatuteWatcher(job=de_statutes.de_statutes_job, poll_window=window),
     ]
@@ -535,6 +561,8 @@ def source_freshness_schedule(context: dg.ScheduleEvaluationContext):
 source_watch = build_source_sensor(WATCHERS, minimum_interval_seconds=get_settings().source_poll_interval_s,
                                    budget_s=get_settings().source_poll_budget_s)
 
-JOBS = [refresh_job, revalidate_job, de_revalidate_job, freshness_job]
-SCHEDULES = [weekly_revalidation_schedule, weekly_german_revalidation_schedule, source_freshness_schedule]
+JOBS = [*(j for r in POLISH.values() for j in (r.refresh_job, r.revalidate_job)), de_revalidate_job, freshness_job]
+SCHEDULES = [*(r.schedule for r in POLISH.values()), weekly_german_revalidation_schedule, source_freshness_schedule]
 SENSORS = [source_watch]
+
+defs = dg.Definitions(assets=SOURCE_ASSETS, asset_checks=CHECKS, jobs=JOBS, schedules=SCHEDULES, sensors=SENSORS)

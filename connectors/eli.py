@@ -24,6 +24,7 @@ from typing import Any, Iterable, Protocol, runtime_checkable
 
 from connectors.http import PoliteHttpClient
 from connectors.landing import LandedFile, RawLandingZone
+from schemas.acts import Act, registry
 
 log = logging.getLogger(__name__)
 
@@ -33,30 +34,18 @@ _SAMPLE_FILE_RE = re.compile(r"^(?P<stem>.+)_(?P<version>\d{4}-\d{2}-\d{2})\.pdf
 _EOF_WINDOW = 1024  # %%EOF must appear this close to the end (PDF readers use the same slack)
 
 
-@dataclass(frozen=True)
-class KnownAct:
-    act_id: str
-    eli: str
-    title: str
-    short_name: str
-    sample_stem: str  # unified-text file name without ".pdf", as used in the sample folder
-
-
-KNOWN_ACTS: dict[str, KnownAct] = {
-    "pl:kc": KnownAct(act_id="pl:kc", eli="DU/1964/93", title="Kodeks cywilny",
-                      short_name="k.c.", sample_stem="D19640093Lj"),
-}
-
-
 def eli_for_act(act_id: str) -> str:
-    try:
-        return KNOWN_ACTS[act_id].eli
-    except KeyError:
-        raise KeyError(f"unknown act id {act_id!r}; known: {sorted(KNOWN_ACTS)}") from None
+    """The ELI address of a registry act (``pl:kc`` → ``DU/1964/93``); KeyError for an act that
+    is unknown or not published through ELI."""
+    act = registry().get(act_id)
+    if act.source != "eli":
+        raise KeyError(f"act {act_id!r} is not an ELI act (source {act.source!r})")
+    return act.address
 
 
-def act_for_eli(eli: str) -> KnownAct | None:
-    return next((a for a in KNOWN_ACTS.values() if a.eli == eli), None)
+def act_for_eli(eli: str) -> Act | None:
+    """The registry act with this ELI address, or None."""
+    return registry().by_address("eli", eli)
 
 
 # -- errors -------------------------------------------------------------------------------------
@@ -246,29 +235,23 @@ class HttpEliSource:
 
 # -- offline ------------------------------------------------------------------------------------
 
-# API-shaped metadata for the sample acts (only fields known to exist in the API); changeDate and
-# texts are filled per version.
-_SAMPLE_METADATA: dict[str, dict[str, Any]] = {
-    "DU/1964/93": {
-        "ELI": "DU/1964/93",
-        "address": "WDU19640160093",
-        "publisher": "DU",
-        "year": 1964,
-        "pos": 93,
-        "title": "Ustawa z dnia 23 kwietnia 1964 r. - Kodeks cywilny",
-        "displayAddress": "Dz.U. 1964 nr 16 poz. 93",
-        "announcementDate": "1964-05-18",
-        "promulgation": "1964-05-18",
-        "entryIntoForce": "1965-01-01",
-        "type": "Ustawa",
-        "status": "obowiązujący",
-        "inForce": "IN_FORCE",
-        "textPDF": True,
-        "textHTML": False,
-        "keywords": [],
-        "references": {},
-    },
-}
+_DISPLAY_RE = re.compile(r"Dz\.\s*U\.\s*(?P<year>\d{4})(?:\s+Nr\s+(?P<nr>\d+))?\s+poz\.\s+(?P<pos>\d+)", re.I)
+
+
+def sample_metadata(act: Act) -> dict[str, Any]:
+    """API-shaped metadata of a registry act for the offline source (only fields known to exist in
+    the API; ``changeDate`` and ``texts`` are filled per version). ``address`` is the API's
+    ``WDU<year><Nr:3><poz:4>`` form, derived from the printed Dz. U. address."""
+    publisher, year, pos = act.address.split("/")
+    m = _DISPLAY_RE.search(act.display_address)
+    nr = int(m["nr"]) if m and m["nr"] else 0
+    return {
+        "ELI": act.address, "address": f"W{publisher}{year}{nr:03d}{int(pos):04d}", "publisher": publisher,
+        "year": int(year), "pos": int(pos), "title": act.official_title or act.title,
+        "displayAddress": re.sub(r"Dz\.\s*U\.", "Dz.U.", act.display_address).replace(" Nr ", " nr "),
+        "type": "Ustawa", "status": "obowiązujący", "inForce": "IN_FORCE", "textPDF": True, "textHTML": False,
+        "keywords": [], "references": {},
+    }
 
 
 class SampleEliSource:
@@ -328,7 +311,8 @@ class SampleEliSource:
         eli = _check_eli(eli)
         chosen, path = self._pick(eli, version)
         stem = _SAMPLE_FILE_RE.match(path.name)["stem"]  # type: ignore[index]
-        raw = {**_SAMPLE_METADATA.get(eli, {"ELI": eli}),
+        act = act_for_eli(eli)
+        raw = {**(sample_metadata(act) if act is not None else {"ELI": eli}),
                "changeDate": f"{chosen}T00:00:00",
                "texts": [{"fileName": f"{stem}.pdf", "type": "U"}]}
         return ActMetadata.from_api(raw, url=path.as_uri())
@@ -361,9 +345,9 @@ def download_act(source: EliSource, landing: RawLandingZone, eli: str, act_id: s
     On HTTP 304 the already-landed file for (act_id, version) is returned; if the landing zone
     lost it (validators outlived the bytes), the PDF is fetched again unconditionally.
     """
-    known = KNOWN_ACTS.get(act_id)
-    if known is not None and known.eli != _check_eli(eli):
-        raise ValueError(f"act {act_id!r} is ELI {known.eli!r}, not {eli!r}")
+    known = registry().get(act_id) if act_id in registry() else None
+    if known is not None and known.address != _check_eli(eli):
+        raise ValueError(f"act {act_id!r} is ELI {known.address!r}, not {eli!r}")
     fetched = source.fetch_pdf(eli, version)
     if fetched.not_modified:
         landed = landing.find(act_id, fetched.version)

@@ -1,4 +1,5 @@
-"""``lexpipe`` command line: ``run`` (the main job) and ``ui`` (the Dagster UI on 127.0.0.1)."""
+"""``lexpipe`` command line: ``run`` (the main job over registry acts), ``ui`` (the Dagster UI on
+127.0.0.1), ``search``, ``index``, ``serve`` and ``prefect``."""
 
 from __future__ import annotations
 
@@ -16,27 +17,79 @@ def _console():
     return Console(stderr=False, width=None if sys.stdout.isatty() else 160)
 
 
+def _selected(args: argparse.Namespace):
+    """``--acts`` / ``--jurisdiction`` → (registry acts, whether to build the German case law).
+    Default: the Polish acts, as before the registry. ``de:cases`` (not a registry act: the Open
+    Legal Data collection) is named in ``--acts`` or comes with ``--jurisdiction de``."""
+    from pipelines.retrieval.case_index import CASES_ACT
+    from schemas.acts import registry
+
+    names = [a.strip() for raw in (args.acts or []) for a in raw.split(",") if a.strip()]
+    jurisdictions = [j.strip() for raw in (args.jurisdiction or []) for j in raw.split(",") if j.strip()]
+    if not names and not jurisdictions:
+        jurisdictions = ["pl"]
+    cases = CASES_ACT in names or "de" in jurisdictions
+    acts = registry().select([a for a in names if a != CASES_ACT], jurisdictions)
+    return acts, cases
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from lexpipe.runner import ensure_dagster_home, run_corpus
+    from lexpipe.runner import ensure_dagster_home, run_cases, run_corpus, run_german_statutes
     from pipelines.statutes.store import CorpusStore
     from core.layout import Layout
 
+    try:
+        acts, cases = _selected(args)
+    except KeyError as exc:
+        print(f"lexpipe run: {exc.args[0]}", file=sys.stderr)
+        return 2
     ensure_dagster_home()
     settings = _settings(args)
     console = _console()
     console.print(f"[bold]lexpipe run[/] home={settings.home} offline={settings.offline} "
-                  f"sample_dir={settings.sample_dir}")
-    runs = run_corpus(settings, versions=args.version or None,
-                      progress=lambda msg: console.print(f"[cyan]→[/] {msg}"))
+                  f"sample_dir={settings.sample_dir} acts={', '.join(a.id for a in acts) or 'none'}"
+                  f"{' + de:cases' if cases else ''}")
+    progress = lambda msg: console.print(f"[cyan]→[/] {msg}")  # noqa: E731
     store = CorpusStore(Layout(settings.home))
+    ok = True
+    polish_versions: dict[str, list[str]] = {}
+    for act in acts:
+        if act.source == "eli":
+            runs = run_corpus(settings, act_id=act.id, versions=args.version or None, progress=progress,
+                              index=not args.no_index)
+            ok &= _print_polish_runs(console, store, act, runs)
+            polish_versions[act.id] = [r.version for r in runs]
+    german = [a.id for a in acts if a.source == "gesetze"]
+    if german:
+        runs = run_german_statutes(settings, act_ids=german, progress=progress, index=not args.no_index)
+        ok &= _print_german_runs(console, store, runs)
+    if cases:
+        r = run_cases(settings, progress=progress, index=not args.no_index)
+        ok &= r.success
+        console.print(f"de:cases: {'built' if r.success else _failure(r)} in {r.seconds:.1f}s "
+                      f"({settings.home / 'cases'})")
+    from assets.benchmarks import ACT_ID as BENCHMARK_ACT
+
+    if not args.no_benchmarks and BENCHMARK_ACT in polish_versions and store.published_versions(BENCHMARK_ACT):
+        ok &= _run_benchmarks(settings, args, console, polish_versions[BENCHMARK_ACT])
+    return 0 if ok else 1
+
+
+def _failure(r) -> str:
+    return "BLOCKED: " + "; ".join(r.failed_checks)[:200] if r.failed_checks else f"FAILED: {r.error}"
+
+
+def _print_polish_runs(console, store, act, runs) -> bool:
+    """One row per version of a Polish act: what was parsed, chunked, diffed and published."""
     from rich.table import Table
 
-    table = Table(title="pl:kc corpus versions")
+    act_id = act.id
+    table = Table(title=f"{act_id} corpus versions")
     for col in ("version", "result", "articles", "superscript", "repealed", "chunks", "diff vs previous", "seconds"):
         table.add_column(col)
     ok = True
     for r in runs:
-        d = store.built_dir("pl:kc", r.version)
+        d = store.built_dir(act_id, r.version)
         stats = {}
         chunks = diff = "-"
         if d is not None:
@@ -44,7 +97,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             man = store.manifest(d) or (json.loads(parse_info.read_text()) if parse_info.exists() else {})
             stats = man.get("stats", {})
             if (d / "chunks.parquet").exists():
-                chunks = str(store.read("pl:kc", r.version, "chunks").num_rows)
+                chunks = str(store.read(act_id, r.version, "chunks").num_rows)
             diffs = sorted(d.glob("diff_from_*.parquet"))
             if diffs:
                 import pyarrow.parquet as pq
@@ -52,16 +105,30 @@ def cmd_run(args: argparse.Namespace) -> int:
                 changes = pq.read_table(diffs[-1])["change"].to_pylist()
                 diff = ", ".join(f"{changes.count(k)} {k}" for k in ("added", "changed", "repealed", "removed", "editorial") if changes.count(k))
                 diff = f"{diffs[-1].stem.removeprefix('diff_from_')}: {diff or 'no change'}"
-        result = "published" if r.success else ("BLOCKED: " + "; ".join(r.failed_checks)[:200] if r.failed_checks else f"FAILED: {r.error}")
+        result = "published" if r.success else _failure(r)
         ok &= r.success
         table.add_row(r.version, result, str(stats.get("articles", "-")), str(stats.get("superscript_articles", "-")),
                       str(stats.get("repealed", "-")), chunks, diff, f"{r.seconds:.1f}")
     console.print(table)
-    console.print(f"serving: pl:kc {store.current_version('pl:kc') or 'nothing'} "
-                  f"({settings.home / 'corpus' / 'pl' / 'kc' / 'current.json'})")
-    if not args.no_benchmarks and store.published_versions("pl:kc"):
-        ok &= _run_benchmarks(settings, args, console, [r.version for r in runs])
-    return 0 if ok else 1
+    console.print(f"serving: {act_id} {store.current_version(act_id) or 'nothing'} ({store.layout.current_file(act_id)})")
+    return ok
+
+
+def _print_german_runs(console, store, runs) -> bool:
+    """One row per German act: the versions published and the one served."""
+    from rich.table import Table
+
+    table = Table(title="German statutes")
+    for col in ("act", "result", "published versions", "serving", "seconds"):
+        table.add_column(col)
+    ok = True
+    for r in runs:
+        ok &= r.success
+        table.add_row(r.version, "published" if r.success else _failure(r),
+                      ", ".join(store.published_versions(r.version)) or "-",
+                      store.current_version(r.version) or "nothing", f"{r.seconds:.1f}")
+    console.print(table)
+    return ok
 
 
 def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
@@ -69,7 +136,7 @@ def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
     import pyarrow.parquet as pq
     from rich.table import Table
 
-    from assets.benchmarks import eval_root, staleness_path
+    from assets.benchmarks import ACT_ID, eval_root, staleness_path
     from core.layout import Layout
     from lexpipe.runner import run_benchmarks
     from pipelines.benchmarks.retrieval_eval import METRICS, EvalHistory
@@ -86,7 +153,7 @@ def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
     answer_runs = [r for r in runs if r.steps == ["answers"]]
     runs = [r for r in runs if r.steps != ["answers"]]
     for r in runs:
-        path = staleness_path(layout, "pl:kc", r.version)
+        path = staleness_path(layout, ACT_ID, r.version)
         stale = reasons = "-"
         if path.exists():
             flags = pq.read_table(path).to_pylist()
@@ -100,7 +167,7 @@ def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
     evaluated = [r for r in runs if "retrieval_eval" in r.steps and r.success]
     for r in evaluated:
         rows = EvalHistory(eval_root(layout)).runs(r.run_id).to_pylist()
-        t = Table(title=f"retrieval evaluation, pl:kc {r.version} (encoder {rows[0]['encoder'] if rows else '?'})")
+        t = Table(title=f"retrieval evaluation, {ACT_ID} {r.version} (encoder {rows[0]['encoder'] if rows else '?'})")
         for col in ("benchmark", "retriever", "query", "n", "skipped stale", "R@1", "R@5", "R@10", "R@50", "MRR", "NDCG@5"):
             t.add_column(col)
         for row in rows:
@@ -120,7 +187,7 @@ def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
 
         (run_file,) = (layout.benchmarks / "answers").glob(f"*_{r.run_id[:8]}.json")  # this run's, not the newest
         info = json.loads(run_file.read_text())
-        t = Table(title=f"answers, pl:kc {r.version} ({info['run_id']})")
+        t = Table(title=f"answers, {ACT_ID} {r.version} ({info['run_id']})")
         for col in ("questions", "n", "answer", "context", "joint", "failed"):
             t.add_column(col)
         for group, v in info["scores"].items():
@@ -194,19 +261,20 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     layout = Layout(settings.home)
-    published = CorpusStore(layout).published_versions("pl:kc")
+    act_id = args.act
+    published = CorpusStore(layout).published_versions(act_id)
     versions = args.version or published
     unknown = [v for v in versions if v not in published]
     if unknown or not versions:
-        print(f"lexpipe index: no published pl:kc version {', '.join(unknown) or '(none)'}; "
+        print(f"lexpipe index: no published {act_id} version {', '.join(unknown) or '(none)'}; "
               f"published: {', '.join(published) or 'none — run `lexpipe run` first'}", file=sys.stderr)
         return 2
     encoder = get_encoder(settings.encoder)
-    backend = open_backend(settings, encoder=encoder)  # only now: a refused request builds nothing
+    backend = open_backend(settings, encoder=encoder, act_id=act_id)  # only now: a refused request builds nothing
     for v in versions:
-        report = index_step(layout, act_id="pl:kc", version=v, backend=backend, encoder=encoder,
+        report = index_step(layout, act_id=act_id, version=v, backend=backend, encoder=encoder,
                             progress=lambda d, n: print(f"\r  embedding {d}/{n}", end="", flush=True))
-        print(f"\npl:kc {v}: {report.documents} documents, {report.embedded} embedded "
+        print(f"\n{act_id} {v}: {report.documents} documents, {report.embedded} embedded "
               f"({report.chunks_per_s:.1f} chunks/s), {report.cached} from cache, build {report.build_seconds:.1f}s "
               f"→ {report.backend} {report.table}")
     return 0
@@ -302,8 +370,14 @@ def cmd_prefect(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lexpipe", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("run", help="materialize every asset for every known version (embedded defaults)")
-    p.add_argument("--version", action="append", help="only this text-state version (repeatable)")
+    p = sub.add_parser("run", help="materialize every asset for every known version of the chosen acts "
+                                   "(default: the Polish acts of the registry; embedded defaults)")
+    p.add_argument("--acts", action="append", metavar="ID[,ID]",
+                   help="registry act ids, e.g. pl:kc,de:bgb; de:cases = the German case law (repeatable)")
+    p.add_argument("--jurisdiction", action="append", metavar="pl|de",
+                   help="every registry act of this jurisdiction (de also builds the case law; repeatable)")
+    p.add_argument("--version", action="append", help="Polish acts: only this text-state version (repeatable)")
+    p.add_argument("--no-index", action="store_true", help="publish the corpus without building search indexes")
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.add_argument("--no-benchmarks", action="store_true", help="skip benchmark staleness and retrieval evaluation")
     p.add_argument("--no-eval", action="store_true", help="benchmark staleness only, no retrieval evaluation")
@@ -330,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_search)
     p = sub.add_parser("index", help="(re)build the search index (embedded, or Elasticsearch when "
                                      "LEXPIPE_ELASTICSEARCH_URL is set) for published versions")
+    p.add_argument("--act", default="pl:kc", help="registry act id (default pl:kc)")
     p.add_argument("--version", action="append")
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_index)

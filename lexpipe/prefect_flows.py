@@ -66,8 +66,9 @@ from core.settings import Settings, get_settings  # noqa: E402
 from pipelines.statutes.pl import build as statute_build  # noqa: E402
 from pipelines.statutes.checks import CorpusValidationError, check_articles, check_chunks  # noqa: E402
 from pipelines.statutes.store import CorpusError, CorpusStore  # noqa: E402
+from pipelines.benchmarks.legal_basis import EXAM_ACT  # noqa: E402
 
-ACT_ID = "pl:kc"
+ACT_ID = EXAM_ACT  # the benchmark and answer flows: the act whose versions the exam benchmark follows
 
 
 # ----------------------------------------------------------------------------------------------
@@ -195,21 +196,21 @@ class RefreshFailed(RuntimeError):
 
 
 @task(name="list-versions", cache_policy=NO_CACHE, retry_condition_fn=_transient_download_error)
-def list_versions(home: str) -> list[str]:
+def list_versions(home: str, act_id: str) -> list[str]:
     """The text-state versions the ELI source offers (the live API: only its current one)."""
     settings = _settings(home)
     source = eli_source_from_settings(settings, Layout(settings.home).raw)
-    return source.available_versions(eli_for_act(ACT_ID))
+    return source.available_versions(eli_for_act(act_id))
 
 
 @task(name="download", cache_policy=NO_CACHE, retry_condition_fn=_transient_download_error)
-def download(home: str, version: str) -> Landed:
+def download(home: str, act_id: str, version: str) -> Landed:
     """Fetch the act's PDF for ``version`` into the immutable raw zone (identical bytes are kept once)."""
     settings = _settings(home)
     layout = Layout(settings.home)
     landed = download_act(eli_source_from_settings(settings, layout.raw), RawLandingZone.from_layout(layout),
-                          eli_for_act(ACT_ID), ACT_ID, version)
-    get_run_logger().info(f"{ACT_ID} {version}: {'landed' if landed.created else 'already landed'} "
+                          eli_for_act(act_id), act_id, version)
+    get_run_logger().info(f"{act_id} {version}: {'landed' if landed.created else 'already landed'} "
                           f"{landed.sha256[:12]} ({landed.size:,} bytes) from {landed.source_url}")
     return Landed(landed.version, landed.sha256, str(landed.path), landed.source_url, landed.size, landed.created)
 
@@ -306,8 +307,9 @@ def index(home: str, act_id: str, version: str) -> int:
 
 
 @flow(name="corpus-refresh", persist_result=False, validate_parameters=True)
-def corpus_refresh(versions: list[str] | None = None, home: str | None = None, index_versions: bool = True) -> RefreshReport:
-    """download → parse → validate → chunk → validate → diff → publish → index, oldest version first.
+def corpus_refresh(versions: list[str] | None = None, home: str | None = None, index_versions: bool = True,
+                   act_id: str = EXAM_ACT) -> RefreshReport:
+    """One Polish registry act (``act_id``): download → parse → validate → chunk → validate → diff → publish → index, oldest version first.
 
     Stops at the first version that fails (its diff and checks would otherwise be judged against
     the wrong predecessor) and raises ``RefreshFailed`` naming the version, the step and the source
@@ -319,49 +321,49 @@ def corpus_refresh(versions: list[str] | None = None, home: str | None = None, i
     storage = results_dir(layout)
     retrying = {"retries": settings.prefect_task_retries, "retry_delay_seconds": retry_delays(settings),
                 "retry_jitter_factor": 0.2}
-    wanted = sorted(versions) if versions else list_versions.with_options(**retrying)(home_s)
+    wanted = sorted(versions) if versions else list_versions.with_options(**retrying)(home_s, act_id)
     results = [VersionResult(v) for v in wanted]
     store = CorpusStore(layout)
     for res in results:
         v = res.version
         step, source = "download", None
         try:
-            landed = download.with_options(**retrying)(home_s, v)
+            landed = download.with_options(**retrying)(home_s, act_id, v)
             res.sha256, source, step = landed.sha256, landed.source_url, "parse"
             parse_run = parse.with_options(result_storage=storage, refresh_cache=statute_build.built_parse(
-                layout, act_id=ACT_ID, version=v, source_sha256=landed.sha256) is None)
-            state = parse_run(home_s, ACT_ID, v, landed.sha256, landed.path, landed.source_url,
+                layout, act_id=act_id, version=v, source_sha256=landed.sha256) is None)
+            state = parse_run(home_s, act_id, v, landed.sha256, landed.path, landed.source_url,
                               settings.parse_workers, return_state=True)
             parsed: Parsed = state.result()
             res.articles, res.parse_cached, res.parse_reused = parsed.article_count, state.name == "Cached", parsed.reused
             step = "validate articles"
-            validate_articles(home_s, ACT_ID, v, settings.article_count_tolerance, source)
+            validate_articles(home_s, act_id, v, settings.article_count_tolerance, source)
             step = "chunk"
             chunk_run = chunk.with_options(result_storage=storage, refresh_cache=not statute_build.built_chunks(
-                layout, act_id=ACT_ID, version=v, max_tokens=settings.chunk_max_tokens))
-            state = chunk_run(home_s, ACT_ID, v, landed.sha256, settings.chunk_max_tokens, return_state=True)
+                layout, act_id=act_id, version=v, max_tokens=settings.chunk_max_tokens))
+            state = chunk_run(home_s, act_id, v, landed.sha256, settings.chunk_max_tokens, return_state=True)
             chunked: Chunked = state.result()
             res.chunks, res.chunk_cached = chunked.chunks, state.name == "Cached"
             step = "validate chunks"
-            validate_chunks(home_s, ACT_ID, v, settings.chunk_max_tokens, source)
+            validate_chunks(home_s, act_id, v, settings.chunk_max_tokens, source)
             step = "diff"
-            res.diff = diff(home_s, ACT_ID, v)
+            res.diff = diff(home_s, act_id, v)
             step = "publish"
-            publish(home_s, ACT_ID, v)
+            publish(home_s, act_id, v)
             res.status = "published"
             if index_versions:
                 step = "index"
-                res.indexed = index.with_options(**retrying)(home_s, ACT_ID, v)
+                res.indexed = index.with_options(**retrying)(home_s, act_id, v)
         except Exception as exc:  # noqa: BLE001 — reported with the step and source, then re-raised
             res.status, res.error = f"failed: {step}", f"{type(exc).__name__}: {exc}"
-            report = RefreshReport(results, store.current_version(ACT_ID), store.published_versions(ACT_ID))
-            message = (f"{ACT_ID} {v}: {step} failed"
+            report = RefreshReport(results, store.current_version(act_id), store.published_versions(act_id))
+            message = (f"{act_id} {v}: {step} failed"
                        + (f" for {source}" if source and source not in str(exc) else "") + f": {exc}"
                        f" — nothing of {v} was published; serving {report.serving or 'nothing'}")
             logger.error(message)
             raise RefreshFailed(message, report) from exc
-    report = RefreshReport(results, store.current_version(ACT_ID), store.published_versions(ACT_ID))
-    logger.info(f"{ACT_ID}: published {', '.join(report.published) or 'nothing'}; serving {report.serving}")
+    report = RefreshReport(results, store.current_version(act_id), store.published_versions(act_id))
+    logger.info(f"{act_id}: published {', '.join(report.published) or 'nothing'}; serving {report.serving}")
     return report
 
 

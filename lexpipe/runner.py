@@ -1,4 +1,4 @@
-"""Run the main job in-process: every known version of every act, oldest first."""
+"""Run the jobs in-process: every known version of the chosen registry acts, oldest first."""
 
 from __future__ import annotations
 
@@ -42,26 +42,28 @@ class PartitionRun:
     error: str | None = None
 
 
-def run_corpus(settings: Settings, *, versions: list[str] | None = None, instance: dg.DagsterInstance | None = None,
-               resources: dict | None = None, progress=None, log_level: str = "INFO", index: bool = True) -> list[PartitionRun]:
+def run_corpus(settings: Settings, *, act_id: str = "pl:kc", versions: list[str] | None = None,
+               instance: dg.DagsterInstance | None = None, resources: dict | None = None, progress=None,
+               log_level: str = "INFO", index: bool = True) -> list[PartitionRun]:
+    """Every version the ELI source offers of one Polish registry act (or ``versions``), oldest
+    first, through the act's main job (or corpus job without ``index``)."""
     from assets import pl_statutes
     from assets.definitions import build_definitions
     from assets.resources import default_resources
+    from connectors.eli import eli_for_act
 
+    fam = pl_statutes.family(act_id)
     resources = resources or default_resources(settings)
     defs = build_definitions(resources)
     instance = instance or dg.DagsterInstance.get()
     source = resources["eli"].source(resources["storage"].layout.raw)
-    from connectors.eli import eli_for_act
-
-    wanted = versions or source.available_versions(eli_for_act(pl_statutes.ACT_ID))
-    instance.add_dynamic_partitions(pl_statutes.versions.name, wanted)
-    job = defs.resolve_job_def((pl_statutes.main_job if index else pl_statutes.corpus_job).name)
+    wanted = versions or source.available_versions(eli_for_act(act_id))
+    instance.add_dynamic_partitions(fam.versions.name, wanted)
+    job = defs.resolve_job_def((fam.main_job if index else fam.corpus_job).name)
     runs = []
     for v in sorted(wanted):
         if progress:
-            progress(f"{pl_statutes.ACT_ID} {v}: raw → articles → checks → chunks → diff → publish"
-                     + (" → index" if index else ""))
+            progress(f"{act_id} {v}: raw → articles → checks → chunks → diff → publish" + (" → index" if index else ""))
         t0 = time.perf_counter()
         result = job.execute_in_process(
             partition_key=v, instance=instance, raise_on_error=False,
@@ -70,6 +72,59 @@ def run_corpus(settings: Settings, *, versions: list[str] | None = None, instanc
         runs.append(PartitionRun(v, result.success and not failed_checks, time.perf_counter() - t0,
                                  failed_checks, skipped, err))
     return runs
+
+
+def run_german_statutes(settings: Settings, *, act_ids: list[str], instance: dg.DagsterInstance | None = None,
+                        resources: dict | None = None, progress=None, log_level: str = "INFO",
+                        index: bool = True) -> list[PartitionRun]:
+    """The ``de_statutes_refresh`` job, one partition (act) at a time: every text state of the act
+    parsed, validated, diffed and published, then (with ``index``) its served version indexed.
+    ``PartitionRun.version`` holds the act id here."""
+    from assets import de_statutes
+    from assets.definitions import build_definitions
+    from assets.resources import default_resources
+
+    resources = resources or default_resources(settings)
+    defs = build_definitions(resources)
+    instance = instance or dg.DagsterInstance.get()
+    job = defs.resolve_job_def(de_statutes.de_statutes_job.name)
+    slugs = {act_id: slug for slug, act_id in de_statutes.ACTS.items()}
+    runs = []
+    for act_id in act_ids:
+        if progress:
+            progress(f"{act_id}: every text state → parse → checks → chunks → diff → publish" + (" → index" if index else ""))
+        t0 = time.perf_counter()
+        result = job.execute_in_process(
+            partition_key=slugs[act_id], instance=instance, raise_on_error=False,
+            asset_selection=None if index else [de_statutes.german_statute_versions.key],
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+        failed_checks, skipped, err = _outcome(result)
+        runs.append(PartitionRun(act_id, result.success and not failed_checks, time.perf_counter() - t0,
+                                 failed_checks, skipped, err))
+    return runs
+
+
+def run_cases(settings: Settings, *, instance: dg.DagsterInstance | None = None, resources: dict | None = None,
+              progress=None, log_level: str = "INFO", index: bool = True) -> PartitionRun:
+    """The ``cases_refresh`` job: sync Open Legal Data (the offline sample by default), quarantine
+    bad records, section and chunk the decisions, count citations and (with ``index``) index them."""
+    from assets import de_cases
+    from assets.definitions import build_definitions
+    from assets.resources import default_resources
+
+    resources = resources or default_resources(settings)
+    defs = build_definitions(resources)
+    instance = instance or dg.DagsterInstance.get()
+    if progress:
+        progress("de:cases: sync → quarantine check → sections → chunks → citations" + (" → index" if index else ""))
+    t0 = time.perf_counter()
+    selection = None if index else [a.key for a in de_cases.ASSETS if a.key != de_cases.case_search_index.key]
+    result = defs.resolve_job_def(de_cases.cases_job.name).execute_in_process(
+        instance=instance, raise_on_error=False, asset_selection=selection,
+        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+    failed_checks, skipped, err = _outcome(result)
+    return PartitionRun("de:cases", result.success and not failed_checks, time.perf_counter() - t0,
+                        failed_checks, skipped, err)
 
 
 def _outcome(result) -> tuple[list[str], list[str], str | None]:
@@ -109,7 +164,7 @@ def run_benchmarks(settings: Settings, *, versions: list[str] | None = None, ins
     every published version (oldest first), and — with ``evaluate`` — the retrieval evaluation of
     the serving version. Stops after a failed question-table check (nothing downstream would be
     trustworthy)."""
-    from assets import benchmarks, pl_statutes
+    from assets import benchmarks
     from assets.definitions import build_definitions
     from assets.resources import default_resources
     from core.layout import Layout
@@ -119,12 +174,12 @@ def run_benchmarks(settings: Settings, *, versions: list[str] | None = None, ins
     defs = build_definitions(resources)
     instance = instance or dg.DagsterInstance.get()
     store = CorpusStore(Layout(Path(resources["storage"].home)))
-    published = store.published_versions(pl_statutes.ACT_ID)
+    published = store.published_versions(benchmarks.ACT_ID)
     wanted = sorted(v for v in (versions or published) if v in published)
-    serving = store.current_version(pl_statutes.ACT_ID)
+    serving = store.current_version(benchmarks.ACT_ID)
     if not wanted:
         return []
-    instance.add_dynamic_partitions(pl_statutes.versions.name, wanted)
+    instance.add_dynamic_partitions(benchmarks.versions.name, wanted)
     job = defs.resolve_job_def(benchmarks.benchmark_job.name)
     runs: list[BenchmarkRun] = []
     for i, v in enumerate(wanted):

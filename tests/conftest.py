@@ -67,7 +67,7 @@ def kc_parsed(sample_dir: Path) -> dict:
 
     from pipelines.statutes.pl.parser import parse_statute
 
-    return {v: parse_statute(sample_dir / "pl" / "isap" / f"D19640093Lj_{v}.pdf", dt.date.fromisoformat(v))
+    return {v: parse_statute(sample_dir / "pl" / "isap" / f"D19640093Lj_{v}.pdf", dt.date.fromisoformat(v), "pl:kc")
             for v in ("2024-12-19", "2025-11-13")}
 
 

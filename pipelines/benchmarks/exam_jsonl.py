@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from pipelines.benchmarks.legal_basis import CORPUS_ACTS, parse_legal_basis
+from pipelines.benchmarks.legal_basis import parse_legal_basis
 from pipelines.benchmarks.records import BenchmarkQuestion, Option, relative_source
 
 BENCHMARK = "pl_exams"
@@ -27,7 +27,7 @@ class ExamJsonlError(ValueError):
 
 
 def load_exam_jsonl(path: Path, *, sample_dir: Path | None = None,
-                    corpus_acts: Iterable[str] = CORPUS_ACTS) -> list[BenchmarkQuestion]:
+                    corpus_acts: Iterable[str] | None = None) -> list[BenchmarkQuestion]:
     """Questions of one file, in file order. ``year`` and ``exam`` come from the record, falling
     back to the path (``<year>/<exam>.jsonl``)."""
     path = Path(path)
@@ -63,7 +63,7 @@ def load_exam_jsonl(path: Path, *, sample_dir: Path | None = None,
 
 
 def load_exam_jsonl_dir(exams_dir: Path, *, sample_dir: Path | None = None,
-                        corpus_acts: Iterable[str] = CORPUS_ACTS) -> list[BenchmarkQuestion]:
+                        corpus_acts: Iterable[str] | None = None) -> list[BenchmarkQuestion]:
     """All ``<year>/*.jsonl`` under ``exams_dir``, ordered by year, then exam file name."""
     exams_dir = Path(exams_dir)
     if not exams_dir.is_dir():

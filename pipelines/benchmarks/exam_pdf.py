@@ -26,11 +26,12 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from typing import Iterable
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.benchmarks.legal_basis import CORPUS_ACTS, parse_legal_basis
+from pipelines.benchmarks.legal_basis import parse_legal_basis
 from pipelines.benchmarks.records import BenchmarkQuestion, Option, relative_source
 from pipelines.pdf_lines import Line, PageChars, PdfReadError, page_count, page_lines, read_chars_pdfium, read_lines
 from pipelines.statutes.pl.parser import Dehyphenator
@@ -295,7 +296,7 @@ def exam_pdf_pairs(pdf_dir: Path) -> list[tuple[Path, Path]]:
 
 
 def load_exam_pdfs(questions_pdf: Path, answers_pdf: Path, *, sample_dir: Path | None = None,
-                   corpus_acts=CORPUS_ACTS) -> list[BenchmarkQuestion]:
+                   corpus_acts: Iterable[str] | None = None) -> list[BenchmarkQuestion]:
     """One exam's questions joined with its answer key by question number.
 
     ``source`` is the question PDF's path relative to ``sample_dir``; ``year``, ``exam`` and

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from pipelines.benchmarks.legal_basis import CORPUS_ACTS, UnitRef
+from pipelines.benchmarks.legal_basis import exam_corpus_acts, UnitRef
 from pipelines.benchmarks.records import BenchmarkQuestion, relative_source
 
 BENCHMARK = "gerlayqa"
@@ -27,17 +27,18 @@ class GerLayQAError(ValueError):
     """The GerLayQA file does not have the expected structure."""
 
 
-def bgb_ref(raw: str, corpus_acts: Iterable[str] = CORPUS_ACTS) -> UnitRef:
+def bgb_ref(raw: str, corpus_acts: Iterable[str] | None = None) -> UnitRef:
     """``§ 573b`` → ``de:bgb:par:573b``; an unreadable citation keeps its raw text with null ids."""
     m = SECTION_RE.match(raw.strip())
     if not m:
         return UnitRef(None, None, None, False, raw.strip())
     unit = f"{ACT_ID}:par:{m.group('num').lower()}"
-    return UnitRef(ACT_ID, unit, unit, ACT_ID in set(corpus_acts), raw.strip())
+    corpus = exam_corpus_acts() if corpus_acts is None else frozenset(corpus_acts)
+    return UnitRef(ACT_ID, unit, unit, ACT_ID in corpus, raw.strip())
 
 
 def load_gerlayqa(path: Path, *, sample_dir: Path | None = None,
-                  corpus_acts: Iterable[str] = CORPUS_ACTS) -> list[BenchmarkQuestion]:
+                  corpus_acts: Iterable[str] | None = None) -> list[BenchmarkQuestion]:
     """All questions of one GerLayQA split, in file order."""
     path = Path(path)
     try:
@@ -46,7 +47,7 @@ def load_gerlayqa(path: Path, *, sample_dir: Path | None = None,
         raise GerLayQAError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
     if not isinstance(data, list):
         raise GerLayQAError(f"{path}: expected a JSON array of questions, got {type(data).__name__}")
-    corpus = frozenset(corpus_acts)
+    corpus = exam_corpus_acts() if corpus_acts is None else frozenset(corpus_acts)
     source = relative_source(path, sample_dir)
     out: list[BenchmarkQuestion] = []
     for i, r in enumerate(data):

@@ -18,18 +18,27 @@ Acts: code abbreviations (``k.c.``, ``k.p.c.``, ``k.r. i o.`` …) and code name
 cywilnego``) map to short ids (``pl:kpc``); other statutes cited by title (``ustawy z dnia 29
 lipca 2005 r. o przeciwdziałaniu narkomanii``) get ``pl:ustawa:<title slug>`` (the date is left
 out: the same act is cited with and without it); the Constitution is ``pl:konst``; the EU treaties
-``eu:teu`` / ``eu:tfeu``. Only acts in ``corpus_acts`` (today ``pl:kc``) are ``in_corpus``;
+``eu:teu`` / ``eu:tfeu``. Only acts in ``corpus_acts`` (default: the registry's Polish acts) are ``in_corpus``;
 the others are kept, marked ``in_corpus=False``.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Iterable
 
-CORPUS_ACTS: frozenset[str] = frozenset({"pl:kc"})
+from schemas.acts import ActRegistry, registry
+
+EXAM_ACT = "pl:kc"  # the act whose versions partition the exam benchmark (its staleness and evaluation)
+
+
+def exam_corpus_acts() -> frozenset[str]:
+    """The acts whose references count as ``in_corpus``: every Polish act of the registry (read at
+    call time, so a registry set for a run is the one used)."""
+    return frozenset(registry().ids("pl"))
 
 
 @dataclass(frozen=True)
@@ -103,22 +112,36 @@ def _abbrev_pattern(abbrev: str) -> str:
     return body + r"(?:\.(?![\w])|(?![\w.]))"
 
 
-_ABBREVIATIONS = sorted(((a, i) for i, c in enumerate(CODES) for a in c.abbreviations), key=lambda ai: -len(ai[0]))
-_ABBREV_RE = re.compile(
-    r"(?<![\w.])(?:" + "|".join(f"(?P<a{k}>{_abbrev_pattern(a)})" for k, (a, _) in enumerate(_ABBREVIATIONS)) + ")",
-    re.I,
-)
-
 _STEM = 4  # words compared by their first letters, so "Kodeksu cywilnego" matches "Kodeks cywilny"
-_CODE_STEMS: list[tuple[tuple[str, ...], str]] = sorted(
-    ((tuple(w[:_STEM] for w in _fold(c.name).split()), c.act_id) for c in CODES),
-    key=lambda s: -len(s[0]),
-)
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    """The act designations recognised: :data:`CODES` plus every Polish registry act not among
+    them (its ``citation`` forms and title), so a registered act is cited without code changes."""
+
+    codes: tuple[Code, ...]
+    abbreviations: list[tuple[str, int]]
+    abbrev_re: re.Pattern
+    code_stems: list[tuple[tuple[str, ...], str]]
+
+
+@functools.lru_cache(maxsize=4)
+def _vocabulary(reg: ActRegistry) -> _Vocabulary:
+    known = {c.act_id for c in CODES}
+    codes = CODES + tuple(Code(a.id, a.citations, a.title) for a in reg.of_jurisdiction("pl") if a.id not in known)
+    abbreviations = sorted(((a, i) for i, c in enumerate(codes) for a in c.abbreviations), key=lambda ai: -len(ai[0]))
+    abbrev_re = re.compile(
+        r"(?<![\w.])(?:" + "|".join(f"(?P<a{k}>{_abbrev_pattern(a)})" for k, (a, _) in enumerate(abbreviations)) + ")",
+        re.I,
+    )
+    stems = sorted(((tuple(w[:_STEM] for w in _fold(c.name).split()), c.act_id) for c in codes), key=lambda s: -len(s[0]))
+    return _Vocabulary(codes, abbreviations, abbrev_re, stems)
 
 
 def _code_by_name(title: str) -> str | None:
     stems = tuple(w[:_STEM] for w in re.findall(r"[a-z0-9]+", _fold(title)))
-    for key, act_id in _CODE_STEMS:
+    for key, act_id in _vocabulary(registry()).code_stems:
         if stems[:len(key)] == key and (len(stems) == len(key) or key[0] == "kode"):
             return act_id
     return None
@@ -157,10 +180,11 @@ _LONG_ACT_RE = re.compile(
 
 def _match_act(text: str, pos: int) -> tuple[str | None, str, int] | None:
     """An act designation starting at ``pos``: (act id, designation as printed, end) or None."""
-    m = _ABBREV_RE.match(text, pos)
+    vocab = _vocabulary(registry())
+    m = vocab.abbrev_re.match(text, pos)
     if m:
         group = next(k for k, v in m.groupdict().items() if v is not None)
-        code = CODES[_ABBREVIATIONS[int(group[1:])][1]]
+        code = vocab.codes[vocab.abbreviations[int(group[1:])][1]]
         return code.act_id, m.group(0).strip(), m.end()
     m = _LONG_ACT_RE.match(text, pos)
     if m:
@@ -224,13 +248,13 @@ def _citation(path: list[tuple[str, str]], act_printed: str) -> str:
     return f"{units} {act_printed}".strip()
 
 
-def parse_legal_basis(text: str, *, corpus_acts: Iterable[str] = CORPUS_ACTS) -> list[UnitRef]:
+def parse_legal_basis(text: str, *, corpus_acts: Iterable[str] | None = None) -> list[UnitRef]:
     """All units a legal-basis string cites, in order, without duplicates.
 
     A string without any ``art.`` yields ``[]``; units whose act is never named get ``act_id=None``
     (kept, so a caller can count what it could not resolve).
     """
-    corpus = frozenset(corpus_acts)
+    corpus = frozenset(corpus_acts) if corpus_acts is not None else exam_corpus_acts()
     text = normalize_basis(text)
     paths: list[list[tuple[str, str]]] = []  # emitted, waiting for their act
     done: list[tuple[list[tuple[str, str]], str | None, str]] = []
@@ -326,11 +350,11 @@ def parse_legal_basis(text: str, *, corpus_acts: Iterable[str] = CORPUS_ACTS) ->
     return refs
 
 
-def gold_articles(legal_basis: str, acts: Iterable[str] = CORPUS_ACTS) -> tuple[str, ...]:
+def gold_articles(legal_basis: str, acts: Iterable[str] | None = None) -> tuple[str, ...]:
     """Article ids cited for ``acts``, in order, unique — a drop-in for
     ``pipelines.retrieval.evaluation.gold_articles`` (``art. 109^1 § 2 k.c.`` →
     ``("pl:kc:art:109^1",)``; empty when no cited act is in the corpus) that also reads mixed
     strings (``… k.c. w zw. z art. 10 k.p.c.`` gives only the k.c. article)."""
-    wanted = frozenset(acts)
+    wanted = frozenset(acts) if acts is not None else exam_corpus_acts()
     return tuple(dict.fromkeys(r.article_id for r in parse_legal_basis(legal_basis, corpus_acts=wanted)
                                if r.in_corpus and r.article_id))

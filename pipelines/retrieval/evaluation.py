@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-ACT_SUFFIXES = {"k.c.": "pl:kc"}
+from schemas.acts import registry
+
 _REF = re.compile(r"art\.\s*(\d+[a-z]?(?:\^\d+)?)(?:\s*§\s*(\d+(?:\^\d+)?))?", re.I)
 
 
@@ -31,7 +32,7 @@ class ExamQuestion:
 def gold_articles(legal_basis: str) -> tuple[str, ...]:
     """``art. 109^1 § 2 k.c.`` → ``("pl:kc:art:109^1",)``; empty when the act is not in the corpus."""
     basis = legal_basis.strip()
-    act = next((a for s, a in ACT_SUFFIXES.items() if basis.endswith(s)), None)
+    act = next((a.id for a in registry().of_jurisdiction("pl") for s in a.citations if basis.endswith(s)), None)
     if act is None:
         return ()
     return tuple(dict.fromkeys(f"{act}:art:{m.group(1)}" for m in _REF.finditer(basis)))

@@ -34,6 +34,8 @@ from pipelines.benchmarks.legal_basis import parse_legal_basis
 from pipelines.benchmarks.records import BenchmarkQuestion, Option
 from pipelines.statutes.store import write_table
 
+KC = pl_statutes.family("pl:kc")  # the Civil Code's asset family
+
 OLD, NEW = "2024-12-19", "2025-11-13"
 ACT = "pl:kc"
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -146,7 +148,7 @@ def test_offline_refresh_end_to_end(first_version, sample_dir: Path):
     assert materialized == {"pl/kc/raw_pdf", "pl/kc/articles", "pl/kc/chunks", "pl/kc/diff", "pl/kc/published",
                             "pl/kc/search_index", "benchmarks/staleness"}  # the question table was there already
     for name in ("articles_valid", "chunks_valid"):
-        evaluation = d.check(pl_statutes.articles.key if name == "articles_valid" else pl_statutes.chunks.key, name)
+        evaluation = d.check(KC.articles.key if name == "articles_valid" else KC.chunks.key, name)
         assert evaluation.passed and evaluation.partition == NEW
     assert d.served() == (NEW, NEW)  # the served version switched: corpus and search index
 
@@ -167,7 +169,7 @@ def test_offline_refresh_end_to_end(first_version, sample_dir: Path):
     assert "| articles_valid | passed |" in published["validation"] and "| chunks_valid | passed |" in published["validation"]
     index = d.metadata("pl", "kc", "search_index")
     assert index["serving_version"] == NEW and index["dagster/row_count"] == 2094
-    assert d.check(pl_statutes.articles.key, "articles_valid").metadata["validation_expectations"].value > 5
+    assert d.check(KC.articles.key, "articles_valid").metadata["validation_expectations"].value > 5
 
     # the benchmark flags the (synthetic) questions citing changed units, and only those
     staleness = d.metadata("benchmarks", "staleness")
@@ -184,12 +186,12 @@ def test_offline_refresh_end_to_end(first_version, sample_dir: Path):
     # the polls were recorded: the freshness check passes
     defs = build_definitions(default_resources(d.settings(None)))
     freshness = defs.resolve_job_def("source_freshness").execute_in_process(instance=d.instance, run_config=QUIET)
-    assert freshness.success and d.check(pl_statutes.SOURCE_KEY, "polled_within_window").passed
+    assert freshness.success and d.check(KC.source_key, "polled_within_window").passed
 
     # the weekly re-validation: only the checks, on a published version, through the job it targets
     revalidate = defs.resolve_job_def("pl_kc_revalidate").get_subset(
-        asset_selection=set(), asset_check_selection={dg.AssetCheckKey(pl_statutes.articles.key, "articles_valid"),
-                                                      dg.AssetCheckKey(pl_statutes.chunks.key, "chunks_valid")})
+        asset_selection=set(), asset_check_selection={dg.AssetCheckKey(KC.articles.key, "articles_valid"),
+                                                      dg.AssetCheckKey(KC.chunks.key, "chunks_valid")})
     rerun = revalidate.execute_in_process(partition_key=OLD, instance=d.instance, run_config=QUIET)
     assert rerun.success and not rerun.get_asset_materialization_events()
     assert [e.asset_check_evaluation_data.passed for e in rerun.all_events
@@ -227,7 +229,7 @@ def test_broken_new_version_fails_its_check_and_the_old_one_stays_served(first_v
     [run] = runs
     assert not run.success
     # the failed check is recorded on the instance — what the UI shows on pl/kc/articles
-    evaluation = d.check(pl_statutes.articles.key, "articles_valid")
+    evaluation = d.check(KC.articles.key, "articles_valid")
     assert not evaluation.passed and evaluation.partition == NEW and evaluation.severity == dg.AssetCheckSeverity.ERROR
     assert "row_count" in evaluation.description
     assert evaluation.metadata["validation_result"].value == "failed"

@@ -24,12 +24,14 @@ from assets.sensors import (EliActWatcher, NewVersion, PollOutcome, SourceWatche
                             dump_cursor, freshness_result, load_cursor)
 from core.layout import Layout
 
+KC = pl_statutes.family("pl:kc")  # the Civil Code's asset family
+
 OLD, NEW = "2024-12-19", "2025-11-13"
 META_PATH = "/eli/acts/DU/1964/93"
 WATCHER = sensors.WATCHERS[0]
 # the production sensor also watches Open Legal Data (tested below): these tests are about ELI
 ELI_ONLY = build_source_sensor([WATCHER], name="source_watch_eli")
-SOURCE = pl_statutes.SOURCE_KEY
+SOURCE = KC.source_key
 
 
 def api_metadata(version: str) -> dict[str, Any]:
@@ -120,7 +122,7 @@ def test_existing_question_table_is_left_to_the_nightly_job(tmp_path: Path, samp
     path.parent.mkdir(parents=True)
     path.write_bytes(b"PAR1")  # only its presence matters to the watcher
     [run] = tick(sample_resources(tmp_path, sample_dir, up_to=OLD)).run_requests
-    assert set(run.asset_selection) == {a.key for a in sensors.REFRESH_ASSETS} - {benchmarks.questions.key}
+    assert set(run.asset_selection) == {a.key for a in sensors.POLISH["pl:kc"].refresh_assets} - {benchmarks.questions.key}
     assert benchmarks.staleness.key in run.asset_selection
 
 
@@ -248,7 +250,7 @@ class FolderWatcher(SourceWatcher):
         self.name = f"folder:{folder.name}"
         self.source_key = dg.AssetKey(["sources", folder.name])
         self.description = "test source"
-        self.job = sensors.refresh_job
+        self.job = sensors.POLISH["pl:kc"].refresh_job
         self.poll_window = dt.timedelta(hours=1)
 
     def poll(self, resources: Any, state: Mapping[str, Any]) -> PollOutcome:
@@ -315,7 +317,7 @@ def test_freshness_job_records_a_warn_evaluation(tmp_path: Path, sample_dir: Pat
 def test_weekly_revalidation_runs_only_the_checks_of_every_published_version(tmp_path: Path):
     publish_stub(tmp_path, OLD)
     publish_stub(tmp_path, NEW)
-    schedule = defs.resolve_schedule_def("weekly_revalidation_schedule")
+    schedule = defs.resolve_schedule_def("pl_kc_weekly_revalidation")
     assert (schedule.cron_schedule, schedule.job_name) == ("0 4 * * 0", "pl_kc_revalidate")
     when = dt.datetime(2026, 1, 4, 4, 0, tzinfo=dt.timezone.utc)
     storage = {"storage": CorpusStorage(home=str(tmp_path))}
@@ -327,8 +329,8 @@ def test_weekly_revalidation_runs_only_the_checks_of_every_published_version(tmp
             requests = schedule(ctx)
     assert [(r.partition_key, r.run_key) for r in requests] == [(OLD, f"revalidate:{OLD}@2026-W01"),
                                                                 (NEW, f"revalidate:{NEW}@2026-W01")]
-    checks = {dg.AssetCheckKey(pl_statutes.articles.key, "articles_valid"),
-              dg.AssetCheckKey(pl_statutes.chunks.key, "chunks_valid")}
+    checks = {dg.AssetCheckKey(KC.articles.key, "articles_valid"),
+              dg.AssetCheckKey(KC.chunks.key, "chunks_valid")}
     assert all(r.asset_selection == [] and set(r.asset_check_keys) == checks for r in requests)
 
 
@@ -343,7 +345,7 @@ def test_refresh_job_covers_corpus_index_and_staleness():
     assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
     assert sensor.minimum_interval_seconds == 3600
     graph = defs.resolve_asset_graph()
-    assert SOURCE in graph.get(pl_statutes.raw_pdf.key).parent_keys  # lineage: source → raw PDF
+    assert SOURCE in graph.get(KC.raw_pdf.key).parent_keys  # lineage: source → raw PDF
 
 
 def test_pools_in_dagster_yaml_and_on_the_assets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -354,7 +356,7 @@ def test_pools_in_dagster_yaml_and_on_the_assets(tmp_path: Path, monkeypatch: py
         pools = instance.get_concurrency_config().pool_config
     assert pools.default_pool_limit == 1 and pools.pool_granularity.value == "run"
     graph = defs.resolve_asset_graph()
-    assert graph.get(pl_statutes.search_index.key).pools == {"index"}
+    assert graph.get(KC.search_index.key).pools == {"index"}
     assert graph.get(dg.AssetKey(["benchmarks", "answers"])).pools == {"llm"}
 
 

@@ -13,7 +13,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from connectors.eli import (KNOWN_ACTS, EliSource, HttpEliSource, InvalidMetadataError,
+from schemas.acts import registry
+from connectors.eli import (EliSource, HttpEliSource, InvalidMetadataError,
                             InvalidPdfError, SampleEliSource, VersionUnavailableError,
                             download_act, eli_for_act, eli_source_from_settings)
 from connectors.http import HttpFetchError, PoliteHttpClient
@@ -329,7 +330,7 @@ def test_download_from_sample_is_idempotent(sample_dir: Path, landing: RawLandin
 
 def test_known_acts_and_settings_factory(sample_dir: Path, tmp_home: Layout,
                                          landing: RawLandingZone) -> None:
-    assert eli_for_act(ACT) == ELI and KNOWN_ACTS[ACT].short_name == "k.c."
+    assert eli_for_act(ACT) == ELI and registry().get(ACT).citation == "k.c."
     with pytest.raises(ValueError, match="is ELI"):
         download_act(SampleEliSource(sample_dir), landing, "DU/1964/94", ACT)
     offline = eli_source_from_settings(Settings(offline=True, sample_dir=sample_dir), tmp_home.raw)

@@ -19,12 +19,11 @@ from core.layout import Layout
 from pipelines.chunking import build_chunks
 from pipelines.statutes.store import CorpusStore
 from pipelines.pdf_lines import PdfReadError
-from pipelines.statutes.pl.parser import CIVIL_CODE, PARSER_VERSION, ActSpec, StatuteParseError, parse_statute
+from pipelines.statutes.pl.parser import PARSER_VERSION, StatuteParseError, act_spec, parse_statute
 from pipelines.statutes.pl.tables import acts_table, articles_table, nodes_table
 from pipelines.statutes.diff import diff_markdown, diff_versions
 
 CHUNKER_VERSION = "chunk-2"  # chunk-2: one chunk per paragraph (§)
-KNOWN_SPECS: dict[str, ActSpec] = {CIVIL_CODE.act_id: CIVIL_CODE}
 
 
 @dataclass
@@ -86,7 +85,7 @@ def parse_step(layout: Layout, *, act_id: str, version: str, pdf_path: Path, sou
         acts = store.read(act_id, version, "acts").to_pylist()[0]
         return ParseOutcome(act_id, version, built, acts["article_count"], acts["pages"], 0.0, True,
                             source_sha256, m.get("stats", {}))
-    spec = KNOWN_SPECS[act_id]
+    spec = act_spec(act_id)  # the registry row: a PDF of another act is refused
     t0 = time.perf_counter()
     store.discard_staging(act_id, version)  # never mix files of two different sources
     try:

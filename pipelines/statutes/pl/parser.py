@@ -17,6 +17,7 @@ from pathlib import Path
 from pipelines.statutes.pl import isap_markers
 from pipelines.pdf_lines import SOFT_HYPHEN, Line, read_lines
 from pipelines.statutes.model import Node
+from schemas.acts import Act, registry
 
 PARSER_VERSION = "pl-isap-2"
 
@@ -42,15 +43,24 @@ class StatuteParseError(ValueError):
 
 @dataclass(frozen=True)
 class ActSpec:
-    """What we expect to find in the PDF: used to refuse a PDF of a different act."""
+    """What we expect to find in the PDF (used to refuse a PDF of a different act): the parser's
+    view of a registry row (``schemas/acts.toml``), made by :func:`act_spec`."""
     act_id: str  # pl:kc
     title: str  # Kodeks cywilny
     short_name: str  # k.c.
     eli: str  # DU/1964/93
     display_address: str  # Dz. U. 1964 Nr 16 poz. 93
 
+    @classmethod
+    def of(cls, act: Act) -> "ActSpec":
+        if act.layout != "isap":
+            raise StatuteParseError(f"{act.id}: layout {act.layout!r} is not an ISAP unified text")
+        return cls(act.id, act.title, act.citation, act.address, act.display_address)
 
-CIVIL_CODE = ActSpec("pl:kc", "Kodeks cywilny", "k.c.", "DU/1964/93", "Dz. U. 1964 Nr 16 poz. 93")
+
+def act_spec(act_id: str) -> ActSpec:
+    """The spec of a registry act (KeyError naming the registry's acts when it is unknown)."""
+    return ActSpec.of(registry().get(act_id))
 
 
 @dataclass
@@ -136,9 +146,12 @@ _COMPOUND_HEADS = {"społeczno", "gospodarczo", "cywilno", "administracyjno", "f
 # parsing
 
 
-def parse_statute(path: Path, version: dt.date, spec: ActSpec = CIVIL_CODE, *,
+def parse_statute(path: Path, version: dt.date, spec: ActSpec | str, *,
                   workers: int = 2, pages: list[list[Line]] | None = None) -> ParsedStatute:
-    """Parse one unified-text PDF. Raises PdfReadError / StatuteParseError with the file name."""
+    """Parse one unified-text PDF of the act ``spec`` (an :class:`ActSpec` or a registry act id).
+    Raises PdfReadError / StatuteParseError with the file name."""
+    if isinstance(spec, str):
+        spec = act_spec(spec)
     if pages is None:
         first = read_lines(Path(path), workers=1, pages=[0])  # refuse a wrong or empty file early
         _check_identity(path, spec, [ln for ln in first[0] if ln.zone in ("body", "note")])
@@ -235,7 +248,10 @@ def _check_identity(path: Path, spec: ActSpec, stream: list[Line]) -> None:
     norm = re.sub(r"\s+", " ", head)
     if not norm.strip():
         raise StatuteParseError(f"{path}: the first page has no text layer (empty or scanned PDF)")
-    if spec.display_address not in norm or spec.title.lower() not in norm.lower():
+    # spacing and case of the printed address vary across years ("Dz.U. 1974 Nr 24" vs
+    # "Dz. U. 1964 Nr 16"): compare without whitespace, case-folded
+    flat = re.sub(r"\s+", "", norm).casefold()
+    if re.sub(r"\s+", "", spec.display_address).casefold() not in flat or spec.title.lower() not in norm.lower():
         found = re.search(r"Dz\. ?U\.[^A-Za-z]{0,40}", norm)
         raise StatuteParseError(
             f"{path}: not {spec.title} ({spec.display_address}); first page reads "

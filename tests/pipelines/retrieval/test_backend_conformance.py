@@ -52,7 +52,7 @@ def _articles(pdf: Path, version: str) -> pa.Table:
 
     runs = PAGES[version]
     pages = read_lines(pdf, workers=1, pages=[p for run in runs for p in run])
-    table = articles_table(parse_statute(pdf, dt.date.fromisoformat(version), pages=pages))
+    table = articles_table(parse_statute(pdf, dt.date.fromisoformat(version), "pl:kc", pages=pages))
     keep = [any((run.start == 0 or start > run.start + 1) and end < run.stop for run in runs)
             for start, end in zip(table["page_start"].to_pylist(), table["page_end"].to_pylist())]
     return table.filter(pa.array(keep))
@@ -134,7 +134,8 @@ def make_backend(request, tmp_path_factory) -> Callable[[], object]:
         return
     if not ES_URL:
         pytest.skip("ELASTICSEARCH_URL not set")
-    from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend, ElasticsearchSettings
+    from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend
+    from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
 
     prefix = f"lexpipe-conf-{uuid.uuid4().hex[:8]}"
     made: list[ElasticsearchBackend] = []

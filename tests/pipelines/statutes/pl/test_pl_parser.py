@@ -21,7 +21,7 @@ def pdf(sample_dir: Path, version: str) -> Path:
 
 @pytest.fixture(scope="session")
 def parsed(kc_parsed):
-    """{v: parse_statute(pdf(sample_dir, v), dt.date.fromisoformat(v)) for v in VERSIONS}, parsed
+    """{v: parse_statute(pdf(sample_dir, v), dt.date.fromisoformat(v), "pl:kc") for v in VERSIONS}, parsed
     once per session (conftest.py)."""
     assert sorted(kc_parsed) == VERSIONS
     return kc_parsed

@@ -1,0 +1,98 @@
+"""Layers point one way: no module imports a layer above its own.
+
+    lexpipe/     entry points: CLI, API app, runner, Prefect flows
+    assets/      Dagster bindings
+    pipelines/   steps: answers > benchmarks > retrieval > citations > case_law > statutes > shared
+    connectors/  sources and clients (HTTP, landing zone, ELI, Open Legal Data, LLM)
+    schemas/     contracts: act registry, Arrow schemas, GX suites, ES mappings
+    core/        storage layout, atomic writes, settings
+
+Every import counts, also one inside a function (a lazy import is still a dependency). Run
+``python tests/test_layers.py [ROOT]`` to list the upward imports of any checkout.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LAYERS = ("core", "schemas", "connectors", "pipelines", "assets", "lexpipe")
+# inside pipelines/: a package may import those of its rank or below
+PIPELINE_RANK = {"pdf_lines": 0, "chunking": 0, "validation": 0, "linear_model": 0, "statutes": 1,
+                 "case_law": 2, "citations": 3, "retrieval": 4, "benchmarks": 5, "answers": 6}
+
+
+def _rank(module: str) -> tuple[int, int] | None:
+    parts = module.split(".")
+    if parts[0] not in LAYERS:
+        return None
+    sub = PIPELINE_RANK.get(parts[1], -1) if parts[0] == "pipelines" and len(parts) > 1 else -1
+    return LAYERS.index(parts[0]), sub
+
+
+def imports_of(path: Path, module: str) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            # "from pipelines import statutes" imports the submodule pipelines.statutes
+            out += [f"{target}.{a.name}" if _rank(f"{target}.{a.name}") and target.count(".") == 0 else target
+                    for a in node.names]
+    return out
+
+
+def upward_imports(root: Path = REPO) -> list[str]:
+    """``importer -> imported`` for every import of a higher layer (or a higher pipelines package)."""
+    found = []
+    for top in LAYERS:
+        for path in sorted((root / top).rglob("*.py")) if (root / top).is_dir() else ():
+            module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+            own = _rank(module)
+            for target in imports_of(path, module):
+                theirs = _rank(target)
+                if own is None or theirs is None:
+                    continue
+                upward = theirs[0] > own[0] or (theirs[0] == own[0] == LAYERS.index("pipelines")
+                                                 and own[1] >= 0 and theirs[1] > own[1])
+                if upward:
+                    found.append(f"{module} -> {target}")
+    return sorted(set(found))
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    upward = upward_imports()
+    assert not upward, "imports that point up a layer:\n" + "\n".join(upward)
+
+
+def test_every_pipelines_package_has_a_rank() -> None:
+    packages = {p.name if p.is_dir() else p.stem for p in (REPO / "pipelines").iterdir()
+                if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__")}
+    assert packages <= set(PIPELINE_RANK), f"rank these in PIPELINE_RANK: {sorted(packages - set(PIPELINE_RANK))}"
+
+
+def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
+    """The rule can fail: a connector importing a pipeline, and retrieval importing answers."""
+    for rel, text in {"connectors/x.py": "from pipelines.statutes.store import CorpusStore\n",
+                      "pipelines/retrieval/y.py": "def f():\n    from pipelines.answers import types\n",
+                      "pipelines/answers/z.py": "from pipelines.retrieval import y\n",
+                      "core/ok.py": "import json\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert upward_imports(tmp_path) == ["connectors.x -> pipelines.statutes.store",
+                                        "pipelines.retrieval.y -> pipelines.answers"]
+
+
+if __name__ == "__main__":
+    found = upward_imports(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else REPO)
+    print("\n".join(found))
+    print(f"{len(found)} upward imports")
