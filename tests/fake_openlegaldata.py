@@ -1,7 +1,7 @@
 """A loopback stand-in for the Open Legal Data API serving the real sample files as DRF pages.
 
 Why: the connector must be tested against real bytes over a real socket, including the malformed
-samples, without network. The pages themselves come from ``connectors.openlegaldata_sample``
+samples, without network. The pages themselves come from ``connectors.openlegaldata.sample``
 (the offline source's emulator: sample files → API records, DRF ordering/filter/pagination
 semantics of the live service or of a keyset-capable one); this wrapper puts them behind a real
 HTTP server and adds what only tests need:
@@ -32,7 +32,7 @@ from typing import Callable, Iterator
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from connectors.openlegaldata_sample import (CASES_PATH, COURTS_DEFAULT_LIMIT, COURTS_PATH,
+from connectors.openlegaldata.sample import (CASES_PATH, COURTS_DEFAULT_LIMIT, COURTS_PATH,
                                              PAGINATE_UNTIL, Behaviour, Row, SampleOpenLegalData,
                                              _ts)
 

@@ -23,7 +23,7 @@ returns:
   between the April and the December 2018 cases so malformed records show up mid-stream.
 
 Server behaviours (``behaviour``), after the ``openlegaldata/oldp`` sources (see the module
-docstring of ``connectors/openlegaldata.py`` for the files):
+docstring of ``connectors/openlegaldata/sync.py`` for the files):
 
 ``"live"`` (default)
     ``CaseViewSet``: DRF ``OrderingFilter`` with ``ordering_fields = ("date",)`` — unknown

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import logging
 import os
 import signal
 import subprocess
@@ -20,62 +19,23 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
-from pydantic import SecretStr
 from pytest_httpserver import HTTPServer
 
 from connectors.case_store import CaseStore
-from connectors.http import HttpFetchError, PoliteHttpClient
-from connectors.openlegaldata import (ApiParams, CaseSync, CursorContractError, OldpPaths,
-                                      OpenLegalDataApi, OpenLegalDataError, PageFormatError, PageReport,
-                                      SyncLockedError, WindowConfig, case_key, parse_page,
-                                      validate_case)
+from connectors.http import HttpFetchError
+from connectors.openlegaldata import (CaseSync, CursorContractError, OldpPaths, OpenLegalDataError,
+                                      PageFormatError, PageReport, SyncLockedError, WindowConfig)
 from fake_openlegaldata import FakeOpenLegalData  # tests/, on sys.path via conftest
+from oldp_helpers import QUARANTINED_IDS, SERVED_RECORDS, TOKEN, VALID_IDS, make_sync
 from core.layout import Layout
-from schemas.cases import CASES, COURTS, QUARANTINE
+from schemas.cases import CASES, QUARANTINE
 
-REPO = Path(__file__).resolve().parents[2]
-TOKEN = "oldp-SECRET-token-4711"
-VALID_IDS = [65, 66, 67, 68, 69, 1888]
-# 1889 (empty content) and the seven openJur records carry an id; the BVerfG record has
-# "id": null and the unparseable openJur export has none.
-QUARANTINED_IDS = ["1889", "30534", "30535", "30540", "30541", "30737", "30738", "30739"]
-SERVED_RECORDS = 16
+REPO = Path(__file__).resolve().parents[3]
 
 
 class Crash(Exception):
     """Stands in for a process dying at a checkpoint."""
-
-
-@pytest.fixture
-def oldp_dir(sample_dir: Path) -> Path:
-    folder = sample_dir / "de" / "openlegaldata"
-    if not folder.is_dir():
-        pytest.skip(f"Open Legal Data samples not found at {folder}")
-    return folder
-
-
-@pytest.fixture
-def fake(oldp_dir: Path, httpserver: HTTPServer) -> FakeOpenLegalData:
-    server = FakeOpenLegalData(oldp_dir.parent.parent, token=TOKEN)
-    server.install(httpserver)
-    return server
-
-
-def make_sync(httpserver: HTTPServer, home: Path, *, page_size: int = 3,
-              sleeps: list[float] | None = None, token: str = TOKEN, mode: str = "auto",
-              max_pages: int = 10, windows: WindowConfig = WindowConfig(),
-              now: Any = None, **client_kw: Any) -> CaseSync:
-    opts: dict[str, Any] = dict(user_agent="lexpipe-tests/0 (+https://example.invalid)",
-                                timeout_s=5.0, max_retries=3, backoff_base_s=0.5,
-                                backoff_max_s=8.0, min_interval_s=0.0,
-                                sleep=(sleeps.append if sleeps is not None else lambda s: None))
-    opts.update(client_kw)
-    api = OpenLegalDataApi(PoliteHttpClient(**opts), httpserver.url_for("/api"),
-                           api_token=SecretStr(token),
-                           params=ApiParams(page_size=page_size, max_pages=max_pages))
-    return CaseSync(api, home, mode=mode, windows=windows, **({"now": now} if now else {}))
 
 
 def snapshot(sync: CaseSync) -> dict[str, Any]:
@@ -450,274 +410,6 @@ def test_second_sync_on_the_same_home_is_locked_out(httpserver: HTTPServer,
     assert make_sync(httpserver, home).sync_cases().complete
 
 
-# -- politeness and secrets ---------------------------------------------------------------------
-
-
-def test_rate_limit_spaces_requests(httpserver: HTTPServer, fake: FakeOpenLegalData,
-                                    tmp_path: Path) -> None:
-    import time
-
-    # gaps are seen by the server, so they carry scheduling jitter on a busy machine: a wide
-    # interval with a half-interval floor (unthrottled requests arrive milliseconds apart)
-    sync = make_sync(httpserver, tmp_path / "home", min_interval_s=0.2, sleep=time.sleep)
-    sync.sync_cases()
-    gaps = [b - a for a, b in zip(fake.request_times, fake.request_times[1:])]
-    assert len(gaps) >= 5 and min(gaps) >= 0.1 and sum(gaps) / len(gaps) >= 0.19
-
-
-def test_token_never_logged_and_wrong_token_not_retried(httpserver: HTTPServer,
-                                                        fake: FakeOpenLegalData,
-                                                        tmp_path: Path,
-                                                        caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG)  # includes httpx/httpcore debug logs
-    good = make_sync(httpserver, tmp_path / "good")
-    good.sync_cases()
-    assert TOKEN not in caplog.text and TOKEN not in repr(good.api)
-    for path in (tmp_path / "good").rglob("*"):
-        if path.is_file():
-            assert TOKEN.encode() not in path.read_bytes(), path
-
-    with pytest.raises(HttpFetchError) as err:
-        make_sync(httpserver, tmp_path / "bad", token="wrong-SECRET-x").sync_cases()
-    assert err.value.status == 401 and not err.value.retryable and err.value.attempts == 1
-    assert "wrong-SECRET-x" not in caplog.text and "wrong-SECRET-x" not in str(err.value)
-    assert not OldpPaths(tmp_path / "bad").cursor_path.exists()
-
-
-# -- courts -------------------------------------------------------------------------------------
-
-
-def test_courts_snapshot(httpserver: HTTPServer, fake: FakeOpenLegalData, tmp_home: Layout,
-                         oldp_dir: Path) -> None:
-    sync = make_sync(httpserver, tmp_home.home, page_size=5)
-    assert sync.sync_courts() == 13
-    # limit/offset like the live /courts/ (CappedLimitOffsetPagination), following the next links
-    assert fake.court_requests == [{"limit": "5"}, {"limit": "5", "offset": "5"},
-                                   {"limit": "5", "offset": "10"}]
-    courts = sync.store.courts()
-    assert courts.schema.equals(COURTS, check_metadata=False)
-    rows = {r["court_id"]: r for r in courts.to_pylist()}
-    assert sorted(rows) == sorted(c["pk"] for c in json.loads((oldp_dir / "courts.json").read_text()))
-    assert (rows[1168]["name"], rows[1168]["code"], rows[1168]["state"]) == (
-        "Bundesgerichtshof", "BGH", "29")
-    extra = json.loads(rows[1166]["extra_json"])  # CourtSerializer fields the COURTS schema lacks
-    assert extra["description"] == "" and "homepage" in extra and "review_status" in extra
-    assert "aliases" not in extra  # a fixture field CourtSerializer does not serve
-    assert rows[1]["updated_date"] == datetime(2018, 1, 30, 13, 23, 40, 675000, tzinfo=timezone.utc)
-    # every page landed, labelled by its offset
-    urls = sorted(json.loads(p.read_text())["source_url"] for p in sync.paths.raw.rglob("*.json"))
-    assert [u.split("?")[1] for u in urls] == ["limit=5", "limit=5&offset=10", "limit=5&offset=5"]
-
-
-def test_courts_endpoint_answers_like_the_live_limit_offset_pagination(oldp_dir: Path) -> None:
-    """The emulator's /courts/ is DRF LimitOffsetPagination as oldp configures it (default 50,
-    max 1000, deep offsets refused), ordered by name, CourtSerializer records."""
-    from connectors.openlegaldata_sample import COURT_API_FIELDS, COURTS_PATH, SampleOpenLegalData
-
-    api = SampleOpenLegalData(oldp_dir.parent.parent)
-    base = "http://api.test/api/courts/"
-
-    def get(**args: str) -> dict[str, Any]:
-        reply = api.respond(COURTS_PATH, args, base)
-        assert reply.status == 200, reply.body
-        return json.loads(reply.body)
-
-    names = sorted(c["fields"]["name"] for c in json.loads((oldp_dir / "courts.json").read_text()))
-    whole = get()  # no limit: default_limit 50 > 13 courts
-    assert (whole["count"], whole["next"], whole["previous"]) == (13, None, None)
-    assert [c["name"] for c in whole["results"]] == names  # order_by("name")
-    assert all(tuple(c) == COURT_API_FIELDS for c in whole["results"])
-    bgh = next(c for c in whole["results"] if c["code"] == "BGH")
-    assert (bgh["id"], bgh["slug"], bgh["state"], bgh["homepage"]) == (1168, "bgh", 29, None)
-
-    middle = get(limit="5", offset="5")
-    assert [c["name"] for c in middle["results"]] == names[5:10]
-    assert middle["next"] == base + "?limit=5&offset=10"
-    assert middle["previous"] == base + "?limit=5"  # offset - limit <= 0: DRF drops the offset
-    last = get(limit="5", offset="10", search="x")  # other parameters kept in the links, sorted
-    assert len(last["results"]) == 3 and last["next"] is None
-    assert last["previous"] == base + "?limit=5&offset=5&search=x"
-    assert get(limit="5", offset="99")["results"] == []  # past the end: empty, not a 404
-    assert len(get(limit="0")["results"]) == 13 and len(get(limit="-3")["results"]) == 13  # → default
-    assert len(get(limit="5000")["results"]) == 13  # capped at max_limit, not refused
-    deep = api.respond(COURTS_PATH, {"offset": "10001"}, base)
-    assert deep.status == 404 and b"Offset 10001 exceeds maximum of 10000" in deep.body
-
-    # what the old page-number walk asked: page/page_size are ignored, every "page" is the first
-    small = SampleOpenLegalData(oldp_dir.parent.parent, courts_default_limit=4)
-    first = json.loads(small.respond(COURTS_PATH, {"page_size": "5"}, base).body)
-    second = json.loads(small.respond(COURTS_PATH, {"page_size": "5", "page": "2"}, base).body)
-    assert [c["id"] for c in first["results"]] == [c["id"] for c in second["results"]]
-    assert len(first["results"]) == 4 and first["next"] == base + "?limit=4&offset=4&page_size=5"
-
-
-def test_courts_sync_pages_past_the_servers_default_page(oldp_dir: Path, httpserver: HTTPServer,
-                                                        tmp_path: Path) -> None:
-    """A server whose default page (4) is shorter than the list: the sync must page by
-    limit/offset. The old page/page_size walk got the same first page on every request here
-    (page numbers are ignored by LimitOffsetPagination) and never reached the other courts."""
-    fake = FakeOpenLegalData(oldp_dir.parent.parent, token=TOKEN, courts_default_limit=4)
-    fake.install(httpserver)
-    sync = make_sync(httpserver, tmp_path / "home", page_size=4)
-    assert sync.sync_courts(max_pages=10) == 13
-    assert [r.get("offset", "0") for r in fake.court_requests] == ["0", "4", "8", "12"]
-    assert all(r["limit"] == "4" and "page" not in r and "page_size" not in r for r in fake.court_requests)
-    assert len(sync.store.courts()) == 13
-
-
-def test_courts_next_link_to_another_host_is_not_followed(oldp_dir: Path, httpserver: HTTPServer,
-                                                          tmp_path: Path,
-                                                          caplog: pytest.LogCaptureFixture) -> None:
-    """The token goes with every request: a next link off the API is replaced by our own URL."""
-    fake = FakeOpenLegalData(oldp_dir.parent.parent, token=TOKEN)
-    fake.install(httpserver)
-    page = json.loads(fake.api.respond("/api/courts/", {"limit": "5"}, httpserver.url_for("/api/courts/")).body)
-    page["next"] = "http://collector.invalid/api/courts/?limit=5&offset=5"
-    fake.court_bodies[1] = json.dumps(page).encode()
-    sync = make_sync(httpserver, tmp_path / "home", page_size=5)
-    assert sync.sync_courts() == 13
-    assert fake.court_requests[1] == {"limit": "5", "offset": "5"}  # computed, on the API's host
-    assert "not following next link http://collector.invalid/api/courts/" in caplog.text
-
-
-def test_malformed_courts_page_stops_and_keeps_the_previous_snapshot(
-        httpserver: HTTPServer, fake: FakeOpenLegalData, tmp_home: Layout) -> None:
-    sync = make_sync(httpserver, tmp_home.home, page_size=5)
-    assert sync.sync_courts() == 13
-    before = sync.store.courts_path.read_bytes()
-
-    fake.fail_courts(5, "html")  # the second page of the next sync is an HTML error page with 200
-    with pytest.raises(PageFormatError, match=r"/api/courts/\?limit=5&offset=5: not a paginated JSON list"):
-        sync.sync_courts()
-    assert sync.store.courts_path.read_bytes() == before  # all or nothing
-    [page] = [r for r in sync.store.quarantine().to_pylist() if r["kind"] == "page"]
-    assert page["source_url"].endswith("/api/courts/?limit=5&offset=5") and "502 Bad Gateway" in page["raw_record"]
-    assert page["page"] == 2 and page["reasons"][0].startswith("not a paginated JSON list")
-
-    # a page without its count cannot be checked for completeness
-    fake.court_bodies[7] = b'{"next": null, "previous": null, "results": []}'
-    with pytest.raises(PageFormatError, match="no integer 'count'"):
-        sync.sync_courts()
-    assert sync.store.courts_path.read_bytes() == before
-
-
-def test_bad_court_records_are_quarantined_and_the_rest_kept(
-        httpserver: HTTPServer, fake: FakeOpenLegalData, tmp_home: Layout) -> None:
-    url = httpserver.url_for("/api/courts/")
-    body = fake.api.respond("/api/courts/", {"limit": "5"}, url).body.decode()
-    page = json.loads(body)
-    first, second = page["results"][0], page["results"][1]
-    # one court without a name, one record that is not valid JSON (an invalid \' escape)
-    broken = body.replace(json.dumps(first, ensure_ascii=False),
-                          json.dumps({**first, "name": None}, ensure_ascii=False))
-    broken = broken.replace(json.dumps(second["name"], ensure_ascii=False),
-                            json.dumps(second["name"], ensure_ascii=False)[:-1] + "\\'\"")
-    fake.court_bodies[1] = broken.encode()
-    sync = make_sync(httpserver, tmp_home.home, page_size=5)
-    assert sync.sync_courts() == 11
-    refused = {r["record_id"]: r["reasons"] for r in sync.store.quarantine().to_pylist() if r["kind"] == "court"}
-    assert refused[str(first["id"])] == ["name: null"]
-    assert refused[str(second["id"])][0].startswith("not valid JSON: Invalid \\escape")
-    assert {first["id"], second["id"]}.isdisjoint(sync.store.courts()["court_id"].to_pylist())
-
-
-@pytest.mark.parametrize("edit,problem", [
-    ("delete", r"the court list changed while paging \(count 13, now 12\)"),
-    ("rename", r"court \d+ was already read on an earlier page"),
-])
-def test_court_list_changing_under_the_offsets_keeps_the_previous_snapshot(
-        httpserver: HTTPServer, fake: FakeOpenLegalData, tmp_home: Layout, edit: str,
-        problem: str) -> None:
-    sync = make_sync(httpserver, tmp_home.home, page_size=5)
-    assert sync.sync_courts() == 13
-    before = sync.store.courts_path.read_bytes()
-    first_page = json.loads(fake.api.respond("/api/courts/", {"limit": "5"}, "http://x/").body)["results"]
-    moved = first_page[0]["id"]  # "Amtsgericht Aalen", first by name
-
-    def change() -> None:  # between the first and the second page of the next sync
-        if edit == "delete":
-            del fake.api.courts[moved]
-        else:  # renamed so that it sorts last: it shows up again, and a court slides onto page 1
-            fake.api.courts[moved] = {**fake.api.courts[moved], "name": "Zentrales Gericht"}
-
-    fake.court_edits[5] = change
-    with pytest.raises(OpenLegalDataError, match=problem):
-        sync.sync_courts()
-    assert sync.store.courts_path.read_bytes() == before
-
-
-# -- units: page parsing, validation, store -----------------------------------------------------
-
-
-def test_parse_page_splits_a_page_broken_by_one_record(oldp_dir: Path) -> None:
-    bad = (oldp_dir / "invalid_cases_cannot_read_json_with_missing_escaping.json").read_text()
-    good = json.dumps({"id": 1, "content": 'tricky "}], [{" text \\" here'})
-    body = ('{"count": 3, "next": "http://x/api/cases/?page=2", "previous": null, '
-            f'"results": [{good}, {bad}, [1, {{"a": "]"}}]]}}').encode()
-    page = parse_page(body)
-    assert page.salvaged and page.next_url == "http://x/api/cases/?page=2" and page.count == 3
-    assert [r.error is None for r in page.records] == [True, False, True]
-    assert page.records[0].obj == json.loads(good)
-    assert page.records[1].text == bad.strip() and "Invalid \\escape" in page.records[1].error
-    assert page.records[2].obj == [1, {"a": "]"}]
-
-    for garbage in (b"<html>502</html>", b'{"count": 1, "results": [{"id": 1}', b'{"next": 5}',
-                    b"\xff\xfe{}", b'{"results": {"id": 1}}'):
-        with pytest.raises(PageFormatError):
-            parse_page(garbage)
-
-
-def test_validate_case_tolerates_drift_and_lists_every_problem() -> None:
-    base = {"id": 7, "court": 3, "file_number": "1 C 2/20", "date": "2020-02-03",
-            "updated_date": "2020-02-04T05:06:07.123456+01:00", "content": "<p>x</p>",
-            "created_date": "yesterday", "brand_new_field": {"nested": [1]}}
-    row, reasons = validate_case(base)
-    assert reasons == [] and row is not None
-    assert row["court_id"] == 3 and row["court_json"] is None
-    assert row["updated_date"] == datetime(2020, 2, 4, 4, 6, 7, 123456, tzinfo=timezone.utc)
-    assert row["created_date"] is None
-    assert json.loads(row["extra_json"]) == {"brand_new_field": {"nested": [1]},
-                                             "created_date": "yesterday"}
-
-    row, reasons = validate_case({"id": True, "court": {"id": "3"}, "file_number": " ",
-                                  "date": None, "updated_date": "soon", "content": 5})
-    assert row is None and reasons == [
-        "id: expected a positive integer, got True",
-        "court: expected an object with an integer 'id' or an integer, got {'id': '3'}",
-        "file_number: empty", "date: null", "updated_date: not an ISO timestamp: 'soon'",
-        "content: expected text, got int"]
-    assert validate_case([1, 2]) == (None, ["record is not a JSON object (got list)"])
-    # the ordering key needs only id + updated_date, so refused records still move the cursor
-    assert case_key({"id": 9, "updated_date": "2020-01-01T00:00:00Z"}) is not None
-    assert case_key({"id": "9", "updated_date": "2020-01-01T00:00:00Z"}) is None
-
-
-def test_store_is_idempotent_and_newest_version_wins(tmp_path: Path) -> None:
-    store = CaseStore(tmp_path / "store")
-    row, _ = validate_case({"id": 1, "court": 2, "file_number": "A", "date": "2020-01-01",
-                            "updated_date": "2020-01-01T00:00:00Z", "content": "old"})
-    assert row is not None
-    t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
-    prov = {"source_url": "http://x/1", "raw_sha256": "0" * 64, "fetched_at": t0}
-    first = store.write_cases([{**row, **prov}])
-    again = store.write_cases([{**row, **prov, "fetched_at": datetime.now(timezone.utc),
-                                "source_url": "http://x/2"}])
-    assert first == again and len(store.case_parts()) == 1
-    assert store.write_cases([]) is None
-
-    newer = {**row, "updated_date": datetime(2021, 1, 1, tzinfo=timezone.utc),
-             "updated_date_raw": "2021-01-01T00:00:00Z", "content": "new"}
-    store.write_cases([{**newer, **prov}])
-    older_fetched_later = {**row, **prov, "fetched_at": datetime(2025, 1, 1, tzinfo=timezone.utc),
-                           "file_number": "B"}
-    store.write_cases([older_fetched_later])
-    current = store.cases(columns=["case_id", "content"])
-    assert current.to_pylist() == [{"case_id": 1, "content": "new"}]
-    assert len(store.all_case_rows()) == 3
-    with pytest.raises((pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError)):
-        store.write_cases([{**row, **prov, "case_id": None}])  # a non-null column stays non-null
-
-
 # -- date windows: what the live API supports ---------------------------------------------------
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -936,56 +628,3 @@ def test_single_day_above_the_page_cap_is_a_clear_error(httpserver: HTTPServer,
                      max_pages=2, now=Clock())
     with pytest.raises(OpenLegalDataError, match="single day 2019-01-01 holds 6 cases.*PAGE_SIZE"):
         sync.sync_cases()
-
-
-# -- the offline source ------------------------------------------------------------------------
-
-
-def test_offline_source_runs_the_same_sync_on_the_samples(sample_dir: Path, oldp_dir: Path,
-                                                          tmp_path: Path) -> None:
-    from connectors.openlegaldata import OpenLegalDataSettings, case_sync_from_settings
-    from connectors.openlegaldata_sample import SAMPLE_BASE_URL
-    from core.settings import Settings
-
-    settings = Settings(home=tmp_path / "home", sample_dir=sample_dir, offline=True)
-    sync = case_sync_from_settings(settings, OpenLegalDataSettings())
-    report = sync.sync_cases()
-    assert report.complete and report.mode == "date_windows" and report.mode_switch
-    assert sync.store.cases().column("case_id").to_pylist() == VALID_IDS
-    assert sorted(r for r in sync.store.quarantine().column("record_id").to_pylist() if r) == \
-        QUARANTINED_IDS
-    for page in report.pages:  # landed like live pages, labelled as the sample stand-in
-        side = json.loads(sync.landing.get(page.raw_sha256).sidecar_path.read_text())
-        assert side["source_url"].startswith(SAMPLE_BASE_URL)
-
-    again = case_sync_from_settings(settings, OpenLegalDataSettings()).sync_cases()
-    assert again.complete and again.new == again.updated == 0 and again.mode_switch is None
-    assert len(sync.store.all_case_rows()) == len(VALID_IDS)
-
-
-@pytest.mark.parametrize("body,problem", [
-    (b'{"results": []}', "has no count"),  # a page without its count cannot fingerprint the source
-    (b"<html>maintenance</html>", "not a paginated JSON list"),  # an HTML error page
-])
-def test_probe_refuses_malformed_pages(httpserver: HTTPServer, body: bytes, problem: str) -> None:
-    from connectors.openlegaldata import OpenLegalDataApi, OpenLegalDataError
-
-    httpserver.expect_request("/api/cases/").respond_with_data(body, content_type="application/json")
-    client = PoliteHttpClient(user_agent="lexpipe-tests/0 (+https://example.invalid)", timeout_s=5.0,
-                              max_retries=0, min_interval_s=0.0, sleep=lambda s: None)
-    api = OpenLegalDataApi(client, httpserver.url_for("/api"))
-    with pytest.raises(OpenLegalDataError, match=problem) as err:
-        api.probe()
-    assert "/api/cases/?ordering=-date" in str(err.value)  # the error names the request
-
-
-def test_probe_fingerprint_of_a_real_page(httpserver: HTTPServer) -> None:
-    from connectors.openlegaldata import OpenLegalDataApi
-
-    body = {"count": 2, "next": None, "previous": None,
-            "results": [{"id": 68, "date": "2018-04-09", "file_number": "VI ZR 194/17"}]}
-    httpserver.expect_request("/api/cases/", query_string={"ordering": "-date", "page_size": "1"}).respond_with_json(body)
-    client = PoliteHttpClient(user_agent="lexpipe-tests/0 (+https://example.invalid)", timeout_s=5.0,
-                              max_retries=0, min_interval_s=0.0, sleep=lambda s: None)
-    probe = OpenLegalDataApi(client, httpserver.url_for("/api")).probe()
-    assert probe.fingerprint == "2:2018-04-09:68"
