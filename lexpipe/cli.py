@@ -300,13 +300,13 @@ def cmd_prefect(args: argparse.Namespace) -> int:
     home = str(Path(args.home).resolve()) if args.home else None
     if args.flow == "refresh":
         state = pf.corpus_refresh(versions=args.versions or None, home=home, index_versions=not args.no_index,
-                                  return_state=True)
+                                  act_id=args.act, return_state=True)
         outcome = state.result(raise_on_failure=False)
         report = outcome.report if isinstance(outcome, pf.RefreshFailed) else outcome
         if not isinstance(report, pf.RefreshReport):
             console.print(f"[red]prefect refresh failed:[/] {outcome}")
             return 1
-        table = Table(title="pl:kc corpus refresh (Prefect)")
+        table = Table(title=f"{args.act} corpus refresh (Prefect)")
         for col in ("version", "result", "sha256", "articles", "parse", "chunks", "diff vs previous", "indexed"):
             table.add_column(col)
         for v in report.versions:
@@ -319,7 +319,7 @@ def cmd_prefect(args: argparse.Namespace) -> int:
                           (v.sha256 or "-")[:12], str(v.articles or "-"), parse, str(v.chunks or "-"), diff,
                           str(v.indexed if v.indexed is not None else "-"))
         console.print(table)
-        console.print(f"serving: pl:kc {report.serving or 'nothing'}; published: {', '.join(report.published) or 'none'}")
+        console.print(f"serving: {args.act} {report.serving or 'nothing'}; published: {', '.join(report.published) or 'none'}")
         if isinstance(outcome, pf.RefreshFailed):
             console.print(f"[red]FAILED:[/] {outcome}")
         return 0 if state.is_completed() else 1
@@ -335,13 +335,13 @@ def cmd_prefect(args: argparse.Namespace) -> int:
         console.print(f"questions: {q.rows} ({q.refs_in_corpus} gold refs in the corpus)"
                       f"{' — from the cache' if report.questions_cached else ''}")
         s = report.staleness
-        console.print(f"staleness pl:kc {s.version} vs {s.previous_version or 'none'}: {s.stale_questions} questions "
+        console.print(f"staleness {pf.ACT_ID} {s.version} vs {s.previous_version or 'none'}: {s.stale_questions} questions "
                       f"stale, {s.flagged_refs} refs flagged ({', '.join(f'{n} {k}' for k, n in s.by_reason.items()) or 'none'})")
         if report.evaluation is not None:
             from pipelines.benchmarks.retrieval_eval import METRICS
 
             e = report.evaluation
-            t = Table(title=f"retrieval evaluation, pl:kc {e.version} (encoder {e.encoder}, {e.question_set})")
+            t = Table(title=f"retrieval evaluation, {pf.ACT_ID} {e.version} (encoder {e.encoder}, {e.question_set})")
             for col in ("benchmark", "retriever", "query", "n", "skipped stale", "R@1", "R@5", "R@10", "R@50",
                         "MRR", "NDCG@5"):
                 t.add_column(col)
@@ -357,7 +357,7 @@ def cmd_prefect(args: argparse.Namespace) -> int:
     if not state.is_completed():
         console.print(f"[red]prefect answers failed:[/] {run}")
         return 1
-    t = Table(title=f"answers, pl:kc {run.version} ({run.run_id}, {run.answerer})")
+    t = Table(title=f"answers, {pf.ACT_ID} {run.version} ({run.run_id}, {run.answerer})")
     for col in ("questions", "n", "answer", "context", "joint", "failed"):
         t.add_column(col)
     for group, v in run.scores.items():
@@ -420,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
                                                  "the source offers); benchmark/answers: this version "
                                                  "(default: the serving one)")
     p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.add_argument("--act", default="pl:kc", help="refresh: the Polish registry act (default pl:kc)")
     p.add_argument("--no-index", action="store_true", help="refresh: publish without indexing")
     p.add_argument("--no-eval", action="store_true", help="benchmark: staleness only, no retrieval evaluation")
     p.add_argument("--eval-max-questions", type=int, default=None,

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from pipelines.benchmarks.exam_jsonl import load_exam_jsonl_dir
 from pipelines.benchmarks.exam_pdf import exam_pdf_pairs, load_exam_pdfs
 from pipelines.benchmarks.gerlayqa import load_gerlayqa
-from pipelines.benchmarks.legal_basis import CORPUS_ACTS
+from pipelines.benchmarks.legal_basis import exam_corpus_acts
 from pipelines.benchmarks.records import BenchmarkQuestion
 from schemas.arrow import BENCHMARK_QUESTIONS, from_rows
 
@@ -56,14 +56,14 @@ def questions_to_table(questions: Sequence[BenchmarkQuestion]) -> pa.Table:
 
 
 def load_all_questions(sample_dir: Path, *, include_pdfs: bool = True, include_gerlayqa: bool = True,
-                       corpus_acts: Iterable[str] = CORPUS_ACTS) -> list[BenchmarkQuestion]:
+                       corpus_acts: Iterable[str] | None = None) -> list[BenchmarkQuestion]:
     """Every source under ``sample_dir`` in precedence order (PDFs, JSONL, GerLayQA), not de-duplicated.
 
     A missing source directory or file raises FileNotFoundError naming it: a nightly build that
     silently lost a source would report better-looking metrics on fewer questions.
     """
     sample_dir = Path(sample_dir)
-    acts = frozenset(corpus_acts)
+    acts = exam_corpus_acts() if corpus_acts is None else frozenset(corpus_acts)
     out: list[BenchmarkQuestion] = []
     if include_pdfs:
         pdf_dir = sample_dir / EXAM_PDFS_DIR
