@@ -3,8 +3,8 @@
 Why a table: courts cite the same act as ``BGB``, ``Bürgerliches Gesetzbuch``, ``des Bürgerlichen
 Gesetzbuchs`` or ``bgb``; the Sozialgesetzbuch as ``SGB V``, ``SGB 5`` or ``Fünftes Buch
 Sozialgesetzbuch``. A key (``bgb``, ``sgb-v``) makes them one act; ``de:<key>`` is the act id,
-which for the acts parsed by :mod:`pipelines.statutes.de.markdown` (``KNOWN_ACTS``) is exactly
-the corpus act id (``de:bgb``). Acts outside the corpus are kept — they are real citations — but
+which for the German acts of the act registry (:func:`corpus_keys`, from ``schemas/acts.toml``) is
+exactly the corpus act id (``de:bgb``). Acts outside the corpus are kept — they are real citations — but
 flagged, and their ids cannot be checked against corpus units.
 
 Abbreviations are matched case-insensitively (``Stpo``, ``ZPO``, ``zpo``); an unknown token that
@@ -17,9 +17,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from pipelines.statutes.de.markdown import KNOWN_ACTS
+from pipelines.statutes.de.model import german_acts
 
-IN_CORPUS: frozenset[str] = frozenset(KNOWN_ACTS)  # bgb gg hgb stgb stpo zpo
+
+def corpus_keys() -> frozenset[str]:
+    """Keys of the acts the corpus holds: the German acts of the registry (bgb gg hgb stgb stpo zpo),
+    read at call time so a registry set for a test or a run (``$LEXPIPE_ACT_REGISTRY``) counts."""
+    return frozenset(german_acts())
+
 
 # Abbreviation as usually printed → key. Federal acts cited in German decisions, general knowledge
 # (Schönfelder/Sartorius abbreviations), not taken from any evaluation document.
@@ -81,7 +86,7 @@ FULL_NAMES: tuple[tuple[str, str], ...] = (
     (r"Straßenverkehrsgesetz(?:e?s)?", "stvg"),
     (r"Ordnungswidrigkeitengesetz(?:e?s)?|Gesetz(?:e?s)? über Ordnungswidrigkeiten", "owig"),
 )
-_SGB_FULL = r"(?:(?P<ord>Erste|Zweite|Dritte|Vierte|Fünfte|Sechste|Siebte|Achte|Neunte|Zehnte|Elfte|Zwölfte|Vierzehnte)[sn]? Buch(?:e?s)?(?: des)? Sozialgesetzbuch(?:e?s)?|Sozialgesetzbuch(?:e?s)? (?P<ord2>Erste|Zweite|Dritte|Vierte|Fünfte|Sechste|Siebte|Achte|Neunte|Zehnte|Elfte|Zwölfte|Vierzehnte)[sn]? Buch(?:e?s)?)"
+SGB_FULL = r"(?:(?P<ord>Erste|Zweite|Dritte|Vierte|Fünfte|Sechste|Siebte|Achte|Neunte|Zehnte|Elfte|Zwölfte|Vierzehnte)[sn]? Buch(?:e?s)?(?: des)? Sozialgesetzbuch(?:e?s)?|Sozialgesetzbuch(?:e?s)? (?P<ord2>Erste|Zweite|Dritte|Vierte|Fünfte|Sechste|Siebte|Achte|Neunte|Zehnte|Elfte|Zwölfte|Vierzehnte)[sn]? Buch(?:e?s)?)"
 
 _ABBR_KEY = {a.lower(): a.lower().replace(" ", "").replace(".", "") for a in ABBREVIATIONS}
 _FULL_RES = [(re.compile(rf"(?:{pat})$", re.I), key) for pat, key in FULL_NAMES]
@@ -117,7 +122,7 @@ def act_key(name: str) -> str | None:
             return sgb_key(m.group(1).upper())
         except (KeyError, ValueError):
             return None
-    m = re.fullmatch(_SGB_FULL, s, re.I)
+    m = re.fullmatch(SGB_FULL, s, re.I)
     if m:
         word = (m.group("ord") or m.group("ord2")).lower() + "s"
         return sgb_key(ORDINAL_BOOK[word])
@@ -138,9 +143,9 @@ def act_key(name: str) -> str | None:
 
 
 def act_id(key: str) -> str:
-    """``bgb`` → ``de:bgb`` (the corpus act id for acts in :data:`IN_CORPUS`)."""
+    """``bgb`` → ``de:bgb`` (the corpus act id for acts in :func:`corpus_keys`)."""
     return f"de:{key}"
 
 
 def in_corpus(key: str | None) -> bool:
-    return key in IN_CORPUS
+    return key in corpus_keys()

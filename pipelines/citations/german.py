@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from pipelines.citations import acts as A
+from pipelines.statutes.de.model import german_acts
 
 # ------------------------------------------------------------------------------------------ lexicon
 
@@ -68,7 +69,7 @@ ABBR = re.compile(r"(?<![\w/])(?P<abbr>SGB[\s\u00a0-]?(?:XIV|XII|XI|X|IX|VIII|VI
                   r"|(?:" + "|".join(re.escape(a) for a in _abbrs) + r")(?![\wäöüÄÖÜß]))", re.I)
 GENERIC_ABBR = re.compile(r"(?<![\w])(?P<abbr>[A-ZÄÖÜ][A-Za-zÄÖÜäöüß]{1,24})(?![\w])")
 FULL_NAME = re.compile(
-    r"(?P<full>" + A._SGB_FULL + "|" + "|".join(f"(?:{p})" for p, _ in A.FULL_NAMES)
+    r"(?P<full>" + A.SGB_FULL + "|" + "|".join(f"(?:{p})" for p, _ in A.FULL_NAMES)
     + r"|[A-ZÄÖÜ][a-zäöüß]+(?:-[A-ZÄÖÜ]?[a-zäöüß]+)*(?:gesetz|gesetzbuch|ordnung|verordnung)(?:e?s)?"
     + r")(?![\wäöüß])")
 GESETZ_UEBER = re.compile(
@@ -447,20 +448,15 @@ def candidate_ids(c: Citation) -> list[str]:
     ``de:bgb:par:433`` → ``…:abs:1`` → ``…:abs:1:nr:2`` → ``…:lit:a`` (Satz has no unit id)."""
     if c.act_key is None or c.number is None or "/" in c.act_key:
         return []
-    tag = "art" if (c.act_key in A.IN_CORPUS and _unit_of(c.act_key) == "Art") or \
-        (c.act_key not in A.IN_CORPUS and c.unit == "Art") else "par"
+    corpus = german_acts()  # the registry's German acts: what the corpus holds
+    tag = "art" if (c.act_key in corpus and corpus[c.act_key].unit == "Art") or \
+        (c.act_key not in corpus and c.unit == "Art") else "par"
     ids = [f"{A.act_id(c.act_key)}:{tag}:{c.number}"]
     for values, t in ((c.absatz, "abs"), (c.nummer, "nr"), (c.buchstabe, "lit")):
         if len(values) != 1:
             break
         ids.append(f"{ids[-1]}:{t}:{values[0]}")
     return ids
-
-
-def _unit_of(key: str) -> str:
-    from pipelines.statutes.de.markdown import KNOWN_ACTS
-
-    return KNOWN_ACTS[key].unit
 
 
 def link(c: Citation, known_ids: set[str] | frozenset[str] | None = None) -> Citation:

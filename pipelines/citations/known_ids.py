@@ -23,15 +23,22 @@ def ids_of_statutes(statutes) -> frozenset[str]:
     return frozenset(out)
 
 
-@lru_cache(maxsize=4)
 def corpus_unit_ids(gesetze_dir: Path) -> frozenset[str]:
-    """Ids of every unit of the bundestag/gesetze Markdown files in ``gesetze_dir`` (bgb.md, …)."""
-    from pipelines.statutes.de.markdown import parse_markdown_dir
+    """Ids of every unit of the bundestag/gesetze Markdown files in ``gesetze_dir`` (bgb.md, …) of
+    the German acts in the registry (read now; the parse is cached per folder and set of acts)."""
+    from pipelines.statutes.de.model import german_acts
 
     gesetze_dir = Path(gesetze_dir)
     if not gesetze_dir.is_dir():
         raise FileNotFoundError(f"statute directory not found: {gesetze_dir}")
-    return ids_of_statutes(parse_markdown_dir(gesetze_dir).values())
+    return _unit_ids(gesetze_dir, tuple(german_acts()))
+
+
+@lru_cache(maxsize=4)
+def _unit_ids(gesetze_dir: Path, slugs: tuple[str, ...]) -> frozenset[str]:
+    from pipelines.statutes.de.markdown import parse_markdown_dir
+
+    return ids_of_statutes(parse_markdown_dir(gesetze_dir, slugs).values())
 
 
 def ids_from_tables(*tables: pa.Table) -> frozenset[str]:

@@ -32,10 +32,13 @@ def word_diff(old: str, new: str) -> str:
 _CITATION = re.compile(r"\(\s*Dz\.\s*U\.[^()]*\)")
 
 
-def _strip_citations(text: str) -> str:
+def strip_citations(text: str) -> str:
     """Text without ``(Dz. U. z 2024 r. poz. 423)``-style publication references: ISAP refreshes
     them when a referenced act gets a new consolidated text; the article itself is not amended."""
     return re.sub(r"\s+", " ", _CITATION.sub("(Dz. U.)", text)).strip()
+
+
+_strip_citations = strip_citations  # compatibility: pipelines/benchmarks/staleness.py imports the old name
 
 
 def _reading(row: dict) -> str:
@@ -62,7 +65,7 @@ def diff_versions(old: pa.Table, new: pa.Table) -> pa.Table:
             continue
         elif r["status"] == "repealed" and o["status"] != "repealed":
             change = "repealed"
-        elif _strip_citations(_reading(o)) == _strip_citations(_reading(r)):
+        elif strip_citations(_reading(o)) == strip_citations(_reading(r)):
             change = "editorial"
         else:
             change = "changed"

@@ -10,7 +10,7 @@ name). The BGB therefore has two versions: the Markdown's (~2021-12-21) and the 
 :func:`diff_step` between them lists the real amendments (GbR/MoPeG, Vormundschaftsrecht, Stiftungsrecht).
 
 Why a separate content hash for German §§: the two BGB sources print the same wording with other
-quotes, dashes and spaces, so the hash is over :func:`~pipelines.statutes.de.markdown.normalize_text`
+quotes, dashes and spaces, so the hash is over :func:`~pipelines.statutes.de.structure.normalize_text`
 (see ``finish_section``) and the diff compares normalised texts; layout never counts as an amendment.
 
 Chunks (:func:`build_german_chunks`) are one per Absatz (a § without Absätze is one chunk), long
@@ -24,7 +24,6 @@ speaks in legal terms; ``bench/gerlayqa.py --heading-study`` measures the varian
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import time
@@ -37,13 +36,15 @@ from core.layout import Layout
 from pipelines.chunking import article_units, chunk_article
 from pipelines.statutes.store import CorpusStore
 from pipelines.statutes.de.sources_classify import EDITORIAL, diff_hunks
-from pipelines.statutes.de.markdown import (
-    KNOWN_ACTS, PARSER_VERSION as MARKDOWN_PARSER_VERSION, GermanStatute, GermanStatuteError, acts_table,
-    articles_table, normalize_text, nodes_table, parse_markdown,
-)
+from pipelines.statutes.de.markdown import PARSER_VERSION as MARKDOWN_PARSER_VERSION, parse_markdown
+from pipelines.statutes.de.model import GermanStatute, GermanStatuteError, german_acts
 from pipelines.statutes.de.pdf import PARSER_VERSION as PDF_PARSER_VERSION, parse_gii_pdf
+from pipelines.statutes.de.structure import normalize_text
+from pipelines.statutes.de.tables import acts_table, articles_table, nodes_table
+from pipelines.statutes.publish import publish_version
 from pipelines.validation import ValidationReport, validate_table
 from pipelines.statutes.diff import diff_versions, word_diff
+from schemas.acts import registry
 from schemas.arrow import ACTS, CHUNKS, from_rows
 from schemas.expectations import articles_suite, chunks_suite, nodes_suite
 
@@ -72,22 +73,24 @@ class GermanSource:
 
 
 def german_sources(sample_dir: Path, acts: tuple[str, ...] | None = None) -> list[GermanSource]:
-    """Every German source of the sample dir: the six Markdown laws and the BGB PDF(s).
+    """Every German source of the sample dir: the Markdown law ``<sample_stem>.md`` of each German act
+    of the registry (the six of ``schemas/acts.toml``) and the BGB PDF(s).
 
     ``acts`` (e.g. ``("de:gg",)``) restricts the list. A missing folder is an error naming it."""
     sample_dir = Path(sample_dir)
     md_dir, pdf_dir = sample_dir / "de" / "gesetze", sample_dir / "de" / "pdf"
     if not md_dir.is_dir():
         raise GermanBuildError(f"{md_dir}: folder of bundestag/gesetze laws not found")
-    out = [GermanSource(a.act_id, "markdown", md_dir / f"{slug}.md")
-           for slug, a in KNOWN_ACTS.items() if (md_dir / f"{slug}.md").is_file()]
-    if pdf_dir.is_dir():
-        out += [GermanSource(KNOWN_ACTS["bgb"].act_id, "pdf", p) for p in sorted(pdf_dir.glob("*_bgb_gii_*.pdf"))]
+    out = [GermanSource(a.id, "markdown", md_dir / f"{a.sample_stem}.md")
+           for a in registry().of_jurisdiction("de") if (md_dir / f"{a.sample_stem}.md").is_file()]
+    bgb = german_acts().get("bgb")
+    if pdf_dir.is_dir() and bgb is not None:
+        out += [GermanSource(bgb.act_id, "pdf", p) for p in sorted(pdf_dir.glob("*_bgb_gii_*.pdf"))]
     return [s for s in out if acts is None or s.act_id in acts]
 
 
 def parse_source(source: GermanSource, *, workers: int = 2) -> GermanStatute:
-    act = next(a for a in KNOWN_ACTS.values() if a.act_id == source.act_id)
+    act = next(a for a in german_acts().values() if a.act_id == source.act_id)
     if source.format == "markdown":
         return parse_markdown(source.path, act=act)
     if source.format == "pdf":
@@ -370,14 +373,7 @@ def diff_step(layout: Layout, *, act_id: str, version: str) -> GermanDiff | None
 
 
 def publish_step(layout: Layout, *, act_id: str, version: str) -> Path:
-    store = CorpusStore(layout)
-    staging = layout.staging_dir(act_id, version)
-    parse = _read_json(staging / "parse.json") or store.manifest(layout.version_dir(act_id, version))
-    manifest = {**{k: parse.get(k) for k in ("source_sha256", "parser_version", "stats", "parse_seconds")},
-                "act_id": act_id, "version": version, "chunker": CHUNKER_VERSION,
-                "published_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                "files": sorted(p.name for p in staging.iterdir()) if staging.exists() else None}
-    return store.publish(act_id, version, manifest)
+    return publish_version(layout, act_id=act_id, version=version, chunker=CHUNKER_VERSION)
 
 
 @dataclass

@@ -32,10 +32,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipelines.statutes.de.markdown import (
-    CONJUNCTIONS, KNOWN_ACTS, REPEALED_RE, Block, DeNode, GermanAct, GermanStatute, GermanStatuteError, Section,
-    StructureHeading, StructureStack, build_units, parse_section_heading, parse_structure_heading,
-    range_sections, section_id, _strip_repealed,
+from pipelines.statutes.de.model import DeNode, GermanAct, GermanStatute, GermanStatuteError, Section, german_acts
+from pipelines.statutes.de.structure import (
+    CONJUNCTIONS, REPEALED_RE, Block, StructureHeading, StructureStack, build_units, parse_section_heading,
+    parse_structure_heading, range_sections, section_id, strip_repealed,
 )
 from pipelines.pdf_lines import PdfReadError
 
@@ -305,16 +305,17 @@ def _own_note(note: list[str], cur: _Pending | None, struct: DeNode | None,
         struct_notes.setdefault(struct.id, []).append(note)
 
 
-def parse_gii_pdf(path: Path, *, act: GermanAct = KNOWN_ACTS["bgb"], version: dt.date | None = None,
+def parse_gii_pdf(path: Path, *, act: GermanAct | None = None, version: dt.date | None = None,
                   workers: int = 2) -> GermanStatute:
-    """Parse a gesetze-im-internet.de PDF of ``act`` (the BGB by default).
+    """Parse a gesetze-im-internet.de PDF of ``act`` (the registry's BGB by default).
 
     ``version`` defaults to the date in the file name (``…_2024-11-28.pdf``: the text state
     downloaded), else to the latest "G v. …" date of the Stand line. Raises
     :class:`~pipelines.pdf_lines.PdfReadError` for unreadable files and
-    :class:`~pipelines.statutes.de.markdown.GermanStatuteError` for a PDF of something else; both
+    :class:`~pipelines.statutes.de.model.GermanStatuteError` for a PDF of something else; both
     name the file and the reason."""
     t0 = time.perf_counter()
+    act = act if act is not None else german_acts()["bgb"]
     path = Path(path)
     first = read_gii_lines(path, workers=1, pages=[0])[0]
     title = _check_identity(path, act, first)
@@ -396,7 +397,7 @@ def parse_gii_pdf(path: Path, *, act: GermanAct = KNOWN_ACTS["bgb"], version: dt
     first_section: list[int] = []  # pending index → index of its first Section (a range expands to many)
     for p in pendings:
         first_section.append(len(sections))
-        stitle, repealed = _strip_repealed(p.title)
+        stitle, repealed = strip_repealed(p.title)
         notes = [re.sub(r"\s+", " ", " ".join(n)).strip() for n in p.notes if n]
         notes = [n for n in notes if n and n != "Fußnote:"]
         page_end = p.lines[-1].page if p.lines else p.heading.page

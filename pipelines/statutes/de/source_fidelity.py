@@ -24,7 +24,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.statutes.de.markdown import GermanStatute, _FRONT_RE
+from pipelines.statutes.de.markdown import FRONT_MATTER_RE
+from pipelines.statutes.de.model import GermanStatute
 
 WORD_RE = re.compile(r"\w+|§")
 
@@ -105,7 +106,7 @@ def markdown_fidelity(st: GermanStatute) -> Fidelity:
     matter and the ``#`` title with its metadata block (dates, amending acts: the act's, not a
     unit's) cut, ``#`` marks, ``**``, backslash escapes and footnote reference ids removed."""
     raw = Path(st.source).read_text(encoding="utf-8")
-    m = _FRONT_RE.match(raw)
+    m = FRONT_MATTER_RE.match(raw)
     body = raw[m.end():] if m else raw
     first = re.search(r"^#{2,6}\s", body, re.M)  # the first heading below the title
     body = body[first.start():] if first else body

@@ -35,7 +35,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from pipelines.statutes.de.markdown import number_key
+from pipelines.statutes.de.model import number_key
 
 AMENDMENT, EDITORIAL, RESIDUE = "amendment", "editorial", "residue"
 KINDS = (AMENDMENT, EDITORIAL, RESIDUE)

@@ -6,7 +6,7 @@ Compared per § (article-level id ``de:bgb:par:573b``):
 * **set of §§** — ids in both, only in one. A § only in the Markdown whose number falls inside a
   ``§§ 1889 bis 1921 (weggefallen)`` range of the PDF is repealed there, just not enumerated (a range
   does not say which lettered §§ 1901a … it covered), so it counts as present.
-* **text** — :func:`~pipelines.statutes.de.markdown.normalize_text` of the § text (one kind of
+* **text** — :func:`~pipelines.statutes.de.structure.normalize_text` of the § text (one kind of
   quote, dash and space; markers kept) and the status must be equal. Titles are compared apart.
 
 Every differing § is classified by :mod:`pipelines.statutes.de.sources_classify` as an amendment (the
@@ -31,7 +31,9 @@ from pipelines.statutes.de.sources_classify import (
     AMENDMENT, EDITORIAL, KINDS, REFORMS, RESIDUE, SectionClass, classify_section, reform_of,
 )
 from pipelines.statutes.de.build import diff_german
-from pipelines.statutes.de.markdown import GermanStatute, articles_table, normalize_text, number_key
+from pipelines.statutes.de.model import GermanStatute, number_key
+from pipelines.statutes.de.structure import normalize_text
+from pipelines.statutes.de.tables import articles_table
 from pipelines.statutes.diff import word_diff
 
 

@@ -8,7 +8,8 @@ import pyarrow as pa
 
 from pipelines.pdf_lines import display_number
 from pipelines.statutes.pl.parser import PARSER_VERSION, ParsedStatute
-from schemas.arrow import ACTS, ARTICLES, NODES, from_rows
+from pipelines.statutes.tables import ArticleNodes, nodes_table as statute_nodes_table
+from schemas.arrow import ACTS, ARTICLES, from_rows
 
 LEVEL_LABEL = {"book": "KSIĘGA", "part": "CZĘŚĆ", "title": "TYTUŁ", "division": "DZIAŁ",
                "chapter": "Rozdział", "section": "Oddział"}
@@ -38,28 +39,11 @@ def articles_table(ps: ParsedStatute) -> pa.Table:
 
 
 def nodes_table(ps: ParsedStatute) -> pa.Table:
-    """Every unit, book → letter, in document order (structure nodes before their first article)."""
-    act, ver = ps.spec.act_id, ps.version
-    rows: list[dict] = []
-
-    def add(node, level: str, *, heading, text, parent_id, status, page) -> None:
-        rows.append({"id": node.id, "act_id": act, "version": ver, "level": level, "number": node.number,
-                     "heading": heading, "text": text, "parent_id": parent_id, "ordinal": len(rows),
-                     "status": status, "page": page})
-
-    structure = iter(ps.structure)
-    nxt = next(structure, None)
-    for i, a in enumerate([*ps.articles, None]):
-        while nxt is not None and (a is None or nxt.articles_before <= i):
-            add(nxt, nxt.level, heading=nxt.heading, text=None, parent_id=nxt.parent_id, status=nxt.status, page=nxt.page)
-            nxt = next(structure, None)
-        if a is None:
-            break
-        add(a, "article", heading=None, text=a.text, parent_id=a.path[-1].id if a.path else None,
-            status=a.status, page=a.page_start)
-        for u in a.units:
-            add(u, u.level, heading=None, text=u.text, parent_id=u.parent_id, status=u.status, page=a.page_start)
-    return from_rows(rows, NODES)
+    """Every unit, book → letter, in document order (structure nodes before their first article):
+    the shared walk of :func:`pipelines.statutes.tables.nodes_table`; Polish article rows have no heading."""
+    return statute_nodes_table(ps.spec.act_id, ps.version, ps.structure, [
+        ArticleNodes(a.id, a.number, None, a.text, a.path[-1].id if a.path else None, a.status, a.page_start, a.units)
+        for a in ps.articles])
 
 
 def acts_table(ps: ParsedStatute, *, source_sha256: str, source_url: str | None) -> pa.Table:

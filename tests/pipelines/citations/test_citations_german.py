@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.case_law.html_text import clean_legal_html
-from pipelines.citations.acts import act_key, looks_like_abbreviation
+from pipelines.citations.acts import act_key, corpus_keys, looks_like_abbreviation
 from pipelines.citations.german import (Citation, extract_citations, link, make_nlp, unit_ids)
 from pipelines.citations.known_ids import corpus_unit_ids
 
@@ -112,6 +112,31 @@ def test_act_table_is_case_insensitive_and_flags_acts_outside_the_corpus() -> No
     assert (c.act_key, c.in_corpus, c.link_status) == ("stgb", True, "unverified")
     (c,) = cites("nach § 5 UWG")
     assert (c.in_corpus, c.link_status, c.unit_id) == (False, "out_of_corpus", "de:uwg:par:5")
+
+
+def test_the_corpus_acts_are_the_registry_acts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert corpus_keys() == {"bgb", "gg", "hgb", "stgb", "stpo", "zpo"}
+    # a registry (read at call time) where the UWG is in the corpus and cited by Art.
+    registry = tmp_path / "acts.toml"
+    registry.write_text("""
+[[act]]
+id = "de:uwg"
+jurisdiction = "de"
+language = "de"
+title = "Gesetz gegen den unlauteren Wettbewerb"
+citation = "UWG"
+source = "gesetze"
+address = "uwg"
+sample_stem = "uwg"
+layout = "gesetze"
+article_unit = "Art"
+""", encoding="utf-8")
+    monkeypatch.setenv("LEXPIPE_ACT_REGISTRY", str(registry))
+    assert corpus_keys() == {"uwg"}
+    (c,) = cites("nach § 5 UWG")
+    assert (c.in_corpus, c.link_status, c.unit_id) == (True, "unverified", "de:uwg:art:5")
+    (c,) = cites("nach § 261 StGB strafbar")
+    assert (c.in_corpus, c.link_status) == (False, "out_of_corpus")
 
 
 @pytest.fixture(scope="module")

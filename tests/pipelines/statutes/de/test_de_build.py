@@ -18,6 +18,32 @@ from pipelines.statutes.de.build import (
 )
 from schemas.arrow import ARTICLES, LEVELS, conform
 
+GG_AND_XG = """
+[[act]]
+id = "de:gg"
+jurisdiction = "de"
+language = "de"
+title = "Grundgesetz für die Bundesrepublik Deutschland"
+citation = "GG"
+source = "gesetze"
+address = "gg"
+sample_stem = "gg"
+layout = "gesetze"
+article_unit = "Art"
+
+[[act]]
+id = "de:xg"
+jurisdiction = "de"
+language = "de"
+title = "Gesetz über Beispiele"
+citation = "XG"
+source = "gesetze"
+address = "xg"
+sample_stem = "xg"
+layout = "gesetze"
+article_unit = "§"
+"""
+
 
 @pytest.fixture(scope="module")
 def bgb_home(tmp_path_factory, sample_dir):
@@ -33,6 +59,14 @@ def test_sources_listed(sample_dir):
     assert [s.format for s in srcs if s.act_id == "de:bgb"] == ["markdown", "pdf"]
     with pytest.raises(GermanBuildError, match="gesetze"):
         german_sources(sample_dir / "nowhere")
+
+
+def test_sources_follow_the_act_registry(sample_dir, tmp_path, monkeypatch):
+    # a registry without the BGB: its Markdown and PDF are no sources; an act without a file is skipped
+    registry = tmp_path / "acts.toml"
+    registry.write_text(GG_AND_XG, encoding="utf-8")
+    monkeypatch.setenv("LEXPIPE_ACT_REGISTRY", str(registry))
+    assert [(s.act_id, s.format, s.path.name) for s in german_sources(sample_dir)] == [("de:gg", "markdown", "gg.md")]
 
 
 def test_two_bgb_versions_published(bgb_home):

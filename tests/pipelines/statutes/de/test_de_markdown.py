@@ -7,11 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.statutes.de.markdown import (
-    KNOWN_ACTS, LEVELS_NOT_IN_SCHEMA, GermanStatuteError, articles_table, expand_range, nodes_table,
-    ordinal_value, parse_markdown, parse_markdown_dir, parse_structure_heading,
-)
-from schemas.arrow import ARTICLES, LEVELS, NODES
+from pipelines.statutes.de.markdown import parse_markdown, parse_markdown_dir
+from pipelines.statutes.de.model import GermanStatuteError, german_acts
 
 
 @pytest.fixture(scope="session")
@@ -27,35 +24,6 @@ def laws(gesetze):
 @pytest.fixture(scope="session")
 def bgb(laws):
     return laws["de:bgb"]
-
-
-# ----------------------------------------------------------------------------------------------
-# pure helpers
-
-
-def test_expand_range():
-    assert expand_range("3", "6") == ["3", "4", "5", "6"]
-    assert expand_range("114", "115", "und") == ["114", "115"]
-    assert expand_range("1615b", "1615k") == ["1615b", "1615c", "1615d", "1615e", "1615f", "1615g",
-                                              "1615h", "1615i", "1615k"]  # no "j" in German numbering
-    assert expand_range("38", "47b") == [str(n) for n in range(38, 48)] + ["47a", "47b"]
-    assert expand_range("195a", "197") == ["195a", "196", "197"]
-    assert expand_range("47", "47b") == ["47", "47a", "47b"]
-
-
-def test_ordinals_and_structure_headings():
-    assert [ordinal_value(w) for w in ("Erster", "Erstes", "Siebenter", "Siebter", "Zwölfter", "Dreizehnter",
-                                       "Zwanzigster", "Neunundzwanzigster", "Dreißigster")] == \
-        [1, 1, 7, 7, 12, 13, 20, 29, 30]
-    h = parse_structure_heading("Buch 1 - Allgemeiner Teil")
-    assert (h.level, h.number, h.label, h.heading) == ("book", "1", "Buch 1", "Allgemeiner Teil")
-    h = parse_structure_heading("Zweiter Unterabschnitt - Eröffnungsbilanz. Jahresabschluß")
-    assert (h.level, h.number, h.label) == ("subdivision", "2", "Zweiter Unterabschnitt")
-    h = parse_structure_heading("IV a. - Gemeinsamer Ausschuß")
-    assert (h.level, h.number) == ("division", "IVa")
-    assert parse_structure_heading("Freiheitsstrafe - ").level == "group"
-    assert parse_structure_heading("Allgemeiner Teil - ").level == "part"
-    assert parse_structure_heading("Vierter Titel - (weggefallen)").status == "repealed"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -161,31 +129,6 @@ def test_ordinal_structure_hgb_stgb(laws):
     assert stgb.path[-1].level == "group"
 
 
-def test_arrow_tables(laws, bgb):
-    arts = articles_table(bgb)
-    assert arts.schema == ARTICLES and arts.num_rows == len(bgb.sections)
-    row = [r for r in arts.to_pylist() if r["id"] == "de:bgb:par:573b"][0]
-    assert row["path_text"].startswith("Buch 2 Recht der Schuldverhältnisse › Abschnitt 8 Einzelne Schuldverhältnisse")
-    assert row["path_text"].endswith("› Unterkapitel 2 Mietverhältnisse auf unbestimmte Zeit › "
-                                     "§ 573b Teilkündigung des Vermieters")  # the § title, ARTICLES has no title field
-    assert row["number_display"] == "§ 573b" and row["sort_key"] == 573002
-    assert [p["id"] for p in row["paragraphs"]][:1] == ["de:bgb:par:573b:abs:1"]
-    for st in laws.values():
-        nodes = nodes_table(st)
-        assert nodes.schema == NODES
-        rows = nodes.to_pylist()
-        ids = [r["id"] for r in rows]
-        assert len(ids) == len(set(ids)), st.act.act_id
-        known = set(ids)
-        assert all(r["parent_id"] is None or r["parent_id"] in known for r in rows)
-        assert {r["level"] for r in rows} <= set(LEVELS) | set(LEVELS_NOT_IN_SCHEMA)
-        # every parent precedes its children (structure before its first §)
-        pos = {r["id"]: r["ordinal"] for r in rows}
-        assert all(r["parent_id"] is None or pos[r["parent_id"]] < r["ordinal"] for r in rows)
-    art = [r for r in nodes_table(bgb).to_pylist() if r["id"] == "de:bgb:par:823"][0]
-    assert art["level"] == "article" and art["heading"] == "Schadensersatzpflicht"
-
-
 # ----------------------------------------------------------------------------------------------
 # bad input
 
@@ -214,22 +157,18 @@ def test_non_law_markdown(tmp_path):
 
 def test_wrong_act(gesetze):
     with pytest.raises(GermanStatuteError, match=r"gg\.md: not the Bürgerliches Gesetzbuch \(BGB\)"):
-        parse_markdown(gesetze / "gg.md", act=KNOWN_ACTS["bgb"])
+        parse_markdown(gesetze / "gg.md", act=german_acts()["bgb"])
 
 
-def test_nodes_order_and_structure_notes(laws, bgb):
-    # NODES invariant (as for the PDF): each structure node is followed by the first § under it
-    for act_id, st in laws.items():
-        rows = nodes_table(st).to_pylist()
-        paths = {s.id: {n.id for n in s.path} for s in st.sections}
-        for i, r in enumerate(rows):
-            if r["level"] in ("article", "paragraph", "point", "letter"):
-                continue
-            nxt = next((x["id"] for x in rows[i + 1:] if x["level"] == "article"), None)
-            first_under = next((s.id for s in st.sections if r["id"] in paths[s.id]), None)
-            assert nxt is None or first_under is None or nxt == first_under, (act_id, r["id"], nxt, first_under)
+def test_structure_notes(bgb):
     # official notes under a structure heading belong to it (they were dropped before)
     noted = {n.id: n.notes for n in bgb.structure if n.notes}
     assert set(noted) == {"de:bgb:book:2:division:2", "de:bgb:book:2:division:3:title:5:subtitle:1",
                           "de:bgb:book:2:division:8:title:1", "de:bgb:book:2:division:8:title:3",
                           "de:bgb:book:2:division:8:title:8", "de:bgb:book:2:division:8:title:12:subtitle:2"}
+
+
+def test_default_acts_come_from_the_registry(gesetze):
+    # parse_markdown without act= takes the registry's act of the front matter slug
+    gg = parse_markdown(gesetze / "gg.md")
+    assert gg.act == german_acts()["gg"] and gg.act.unit == "Art" and gg.act.abbreviation == "GG"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.statutes.de.markdown import KNOWN_ACTS, GermanStatuteError, articles_table, nodes_table
+from pipelines.statutes.de.model import GermanStatuteError, german_acts
 from pipelines.statutes.de.pdf import Joiner, parse_gii_pdf, read_gii_lines
+from pipelines.statutes.de.tables import articles_table, nodes_table
 from pipelines.pdf_lines import PdfReadError
 from schemas.arrow import ARTICLES, NODES
 
@@ -159,7 +160,7 @@ def test_pdf_that_is_not_from_gesetze_im_internet(sample_dir):
 def test_gii_pdf_of_another_act(pdf_path):
     with pytest.raises(GermanStatuteError, match=r"BJNR001950896.*\.pdf: not the Handelsgesetzbuch \(HGB\): the title "
                                                  r"on page 1 reads 'Bürgerliches Gesetzbuch \(BGB\)'"):
-        parse_gii_pdf(pdf_path, act=KNOWN_ACTS["hgb"])
+        parse_gii_pdf(pdf_path, act=german_acts()["hgb"])
 
 
 def test_not_a_pdf(tmp_path):

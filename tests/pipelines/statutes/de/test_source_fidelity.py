@@ -10,7 +10,8 @@ from collections import Counter
 import pytest
 
 from pipelines.statutes.de.source_fidelity import Fidelity, markdown_fidelity, pdf_fidelity, words
-from pipelines.statutes.de.markdown import KNOWN_ACTS, parse_markdown
+from pipelines.statutes.de.markdown import parse_markdown
+from pipelines.statutes.de.model import german_acts
 
 # "(XXXX)" marks a §-heading placeholder in bundestag/gesetze; the parser keeps no trace of it
 PLACEHOLDER = "XXXX"
@@ -47,7 +48,7 @@ def test_bgb_pdf_official_notes_of_structure_headings(pdf):
         "Amtlicher Hinweis: Dieser Abschnitt dient auch der Umsetzung der Richtlinie 93/13/EWG")
 
 
-@pytest.mark.parametrize("slug", list(KNOWN_ACTS))
+@pytest.mark.parametrize("slug", list(german_acts()))
 def test_markdown_keeps_every_word(sample_dir, slug):
     st = parse_markdown(sample_dir / "de" / "gesetze" / f"{slug}.md")
     f = markdown_fidelity(st)

@@ -9,7 +9,8 @@ from collections import Counter
 import pytest
 
 from pipelines.statutes.de.sources_compare import compare_sources
-from pipelines.statutes.de.markdown import normalize_text, parse_markdown
+from pipelines.statutes.de.markdown import parse_markdown
+from pipelines.statutes.de.structure import normalize_text
 from schemas.arrow import DIFF
 
 
