@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.statutes.de.source_fidelity import markdown_fidelity, pdf_fidelity  # noqa: E402
 from pipelines.statutes.de.sources_compare import compare_sources  # noqa: E402
-from pipelines.statutes.de.markdown import KNOWN_ACTS, parse_markdown  # noqa: E402
+from pipelines.statutes.de.markdown import parse_markdown  # noqa: E402
+from pipelines.statutes.de.model import german_acts  # noqa: E402
 from pipelines.statutes.de.pdf import parse_gii_pdf  # noqa: E402
 
 BGB_PDF = "de/pdf/BJNR001950896_bgb_gii_2024-11-28.pdf"
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{other:>5} {units:>6} {len(st.structure):>6} {wall:>7.2f} {cpu:>6.2f}")
 
     parsed = {}
-    for slug, act in KNOWN_ACTS.items():
+    for slug, act in german_acts().items():
         st, med, best = _timed(lambda: parse_markdown(gesetze / f"{slug}.md", act=act), args.repeat)
         parsed[slug] = st
         row(f"markdown de/gesetze/{slug}.md", st, med, best)

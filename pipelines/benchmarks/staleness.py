@@ -37,7 +37,7 @@ from collections import Counter
 from dataclasses import dataclass
 import pyarrow as pa
 
-from pipelines.statutes.diff import _strip_citations, word_diff
+from pipelines.statutes.diff import strip_citations, word_diff
 from schemas.arrow import BENCHMARK_STALENESS, from_rows
 
 REASONS = ("missing", "repealed", "changed", "pending_change", "added", "editorial")
@@ -176,7 +176,7 @@ def check_ref(ref: GoldRef, cur: VersionUnits, prev: VersionUnits | None, *, ver
     old, new = prev.in_force(ref), cur.in_force(ref)
     article_level = ref.unit_id == ref.article_id
     if _norm(old) != _norm(new):
-        if _strip_citations(old or "") == _strip_citations(new or ""):
+        if strip_citations(old or "") == strip_citations(new or ""):
             reason, detail = "editorial", f"only a (Dz. U. …) citation changed since {previous_version}"
         else:
             reason, detail = "changed", f"text in force changed since {previous_version}"
@@ -190,7 +190,7 @@ def check_ref(ref: GoldRef, cur: VersionUnits, prev: VersionUnits | None, *, ver
             detail = f"text in force unchanged; the announced reading ({when}) no longer has {ref.unit_id}"
         else:
             detail = f"text in force unchanged; the announced reading ({when}) differs"
-        if _strip_citations(old_f or "") == _strip_citations(new_f or "") and new_f is not None:
+        if strip_citations(old_f or "") == strip_citations(new_f or "") and new_f is not None:
             return _flag(ref, "editorial", f"only a (Dz. U. …) citation of the announced reading ({when}) changed",
                          old_text=old_f, new_text=new_f, word_diff=word_diff(old_f or "", new_f), **extra)
         return _flag(ref, "pending_change", detail, effective_date=eff, old_text=old_f, new_text=new_f,

@@ -20,6 +20,7 @@ from pipelines.chunking import build_chunks
 from pipelines.statutes.store import CorpusStore
 from pipelines.pdf_lines import PdfReadError
 from pipelines.statutes.pl.parser import PARSER_VERSION, StatuteParseError, act_spec, parse_statute
+from pipelines.statutes.publish import publish_version
 from pipelines.statutes.pl.tables import acts_table, articles_table, nodes_table
 from pipelines.statutes.diff import diff_markdown, diff_versions
 
@@ -144,14 +145,7 @@ def diff_step(layout: Layout, *, act_id: str, version: str) -> tuple[str | None,
 
 
 def publish_step(layout: Layout, *, act_id: str, version: str) -> Path:
-    store = CorpusStore(layout)
-    staging = layout.staging_dir(act_id, version)
-    parse = _read_json(staging / "parse.json") or store.manifest(layout.version_dir(act_id, version))
-    manifest = {**{k: parse.get(k) for k in ("source_sha256", "parser_version", "stats", "parse_seconds")},
-                "act_id": act_id, "version": version, "chunker": CHUNKER_VERSION,
-                "published_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                "files": sorted(p.name for p in staging.iterdir()) if staging.exists() else None}
-    return store.publish(act_id, version, manifest)
+    return publish_version(layout, act_id=act_id, version=version, chunker=CHUNKER_VERSION)
 
 
 def _read_json(path: Path) -> dict:
