@@ -1,7 +1,9 @@
 """Elasticsearch index layout of the chunk search index: the single source of truth.
 
 Settings, mappings and the index-template body are plain dicts built here and nowhere else;
-``pipelines.retrieval.elasticsearch.backend`` only ever sends what these functions return.
+``pipelines.retrieval.elasticsearch.lifecycle`` only ever sends what these functions return. The
+analyser of ``text``/``heading_path`` is the one the backend passes as ``text_analyzer`` (its
+language profile's, ``pipelines.retrieval.languages``), else :func:`language_analyzer`'s.
 
 One document = one retrieval chunk (``schemas.arrow.CHUNKS``) plus the article fields a consumer
 needs, the project's own pre-analysed strings and the embedding:
@@ -116,8 +118,11 @@ def vector_mapping(dims: int = DEFAULT_DIMS) -> dict[str, Any]:
     }
 
 
-def index_mappings(dims: int = DEFAULT_DIMS, has_stempel: bool = False, lang: str = "pl") -> dict[str, Any]:
-    text_analyzer = language_analyzer(lang, has_stempel)
+def index_mappings(dims: int = DEFAULT_DIMS, has_stempel: bool = False, lang: str = "pl", *,
+                   text_analyzer: str | None = None) -> dict[str, Any]:
+    """``text_analyzer``: the analyser of ``heading_path``/``text`` (the backend passes its language
+    profile's); None: :func:`language_analyzer` of ``lang``."""
+    text_analyzer = text_analyzer or language_analyzer(lang, has_stempel)
     props: dict[str, Any] = {name: {"type": "keyword"} for name in KEYWORD_FIELDS}
     props["version_date"] = {"type": "date", "format": "strict_date"}
     props["chunk_index"] = {"type": "integer"}
@@ -139,22 +144,23 @@ def index_mappings(dims: int = DEFAULT_DIMS, has_stempel: bool = False, lang: st
 
 
 def index_body(dims: int = DEFAULT_DIMS, has_stempel: bool = False, lang: str = "pl", *,
-               shards: int = 1, replicas: int = 1, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+               text_analyzer: str | None = None, shards: int = 1, replicas: int = 1,
+               meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """Body of ``PUT /<index>``: ``{"settings": ..., "mappings": ...}``.
 
     ``meta`` is merged into ``mappings._meta.lexpipe`` (the backend records corpus and version).
     """
-    mappings = index_mappings(dims, has_stempel, lang)
+    mappings = index_mappings(dims, has_stempel, lang, text_analyzer=text_analyzer)
     if meta:
         mappings["_meta"]["lexpipe"].update(meta)
     return {"settings": index_settings(shards=shards, replicas=replicas), "mappings": mappings}
 
 
 def index_template_body(index_patterns: list[str] | tuple[str, ...], dims: int = DEFAULT_DIMS,
-                        has_stempel: bool = False, lang: str = "pl", *, priority: int = 200,
-                        shards: int = 1, replicas: int = 1) -> dict[str, Any]:
+                        has_stempel: bool = False, lang: str = "pl", *, text_analyzer: str | None = None,
+                        priority: int = 200, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
     """Body of ``PUT /_index_template/<name>`` (composable template) with the same layout."""
-    body = index_body(dims, has_stempel, lang, shards=shards, replicas=replicas)
+    body = index_body(dims, has_stempel, lang, text_analyzer=text_analyzer, shards=shards, replicas=replicas)
     return {
         "index_patterns": list(index_patterns),
         "priority": priority,

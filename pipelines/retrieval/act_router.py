@@ -19,6 +19,8 @@ from dataclasses import replace
 from typing import Callable, Protocol, Sequence
 
 from pipelines.retrieval.interface import Hit, SearchError, SearchRequest, collapse_to_articles
+from pipelines.retrieval.languages import PROFILES
+from schemas.acts import registry
 
 
 class ActBackend(Protocol):
@@ -31,16 +33,12 @@ class ActBackend(Protocol):
 
 def known_acts(lang: str) -> tuple[str, ...]:
     """The acts lexpipe builds for a language: where an act-per-backend router looks for loaded
-    versions when a search names no act (Polish: the Civil Code; German: the statutes of
-    ``german_statute_markdown.KNOWN_ACTS`` and the ``de:cases`` collection)."""
-    if lang == "pl":
-        return ("pl:kc",)
-    if lang == "de":
-        from pipelines.statutes.de.markdown import KNOWN_ACTS
-        from pipelines.retrieval.case_index import CASES_ACT
-
-        return (*sorted(a.act_id for a in KNOWN_ACTS.values()), CASES_ACT)
-    return ()
+    versions when a search names no act. The act registry's acts of the language (sorted ids;
+    read now, so a registry set for a run or a test counts), then the language's court-decision
+    collection if its profile has one (German: ``de:cases``)."""
+    lp = PROFILES.get(lang)
+    statutes = sorted(a.id for a in registry().of_language(lang))
+    return (*statutes, *((lp.cases_act,) if lp is not None and lp.cases_act else ()))
 
 
 class ActRouter:

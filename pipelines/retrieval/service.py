@@ -10,6 +10,7 @@ from typing import Callable
 
 from pipelines.retrieval.case_index import CASES_ACT
 from pipelines.retrieval.interface import RETRIEVERS, Filters, Hit, SearchError, SearchRequest
+from pipelines.retrieval.languages import DEFAULT_LANGUAGE, PROFILES, case_law_language, profile
 
 # a layperson question is long (GerLayQA dev: p99 3,291, max 4,025 characters); 100 kB is refused
 MAX_QUERY_CHARS = 8000
@@ -85,7 +86,7 @@ class SearchService:
     def __init__(self, backend, *, backend_for: Callable[[str], object] | None = None, llm_settings=None):
         self.backend = backend  # the default language's (Polish) backend
         self._backend_for = backend_for
-        self._backends: dict[str, object] = {"pl": backend}
+        self._backends: dict[str, object] = {DEFAULT_LANGUAGE: backend}
         self.llm_settings = llm_settings
 
     @classmethod
@@ -98,11 +99,14 @@ class SearchService:
         from pipelines.retrieval.index_build import open_backend
 
         def backend_for(lang: str):
+            lp = PROFILES.get(lang)
+            if lp is None:
+                raise InvalidRequest(f"no search backend for language {lang!r}")
             if settings.elasticsearch_url:
                 from pipelines.retrieval.act_router import ActRouter, known_acts
 
                 return ActRouter(lang, lambda act: open_backend(settings, act_id=act), known_acts(lang))
-            return open_backend(settings, act_id="de:cases" if lang == "de" else "pl:kc")
+            return open_backend(settings, act_id=lp.default_act)
         return cls(open_backend(settings), backend_for=backend_for)
 
     def backend_of(self, lang: str):
@@ -121,13 +125,16 @@ class SearchService:
             raise InvalidRequest(f"acts of one language per search, got {', '.join(sorted(request.filters.act_ids))}")
         if target != "statutes" and CASES_ACT in request.filters.act_ids:
             raise InvalidRequest(f"name statute acts with --act; {CASES_ACT} is chosen by target={target}")
-        lang = langs.pop() if langs else ("de" if target != "statutes" else "pl")
-        if target != "statutes" and lang != "de":
-            raise InvalidRequest("court decisions exist for German law only (target=cases/both needs de: acts)")
+        lang = langs.pop() if langs else (case_law_language() if target != "statutes" else DEFAULT_LANGUAGE)
+        lp = PROFILES.get(lang)
+        if target != "statutes" and (lp is None or lp.cases_act is None):
+            cases = profile(case_law_language())
+            raise InvalidRequest(f"court decisions exist for {cases.name} law only "
+                                 f"(target=cases/both needs {cases.code}: acts)")
         backend = self.backend_of(lang)
-        if lang != "pl" and not request.filters.act_ids and target != "cases":
+        if lp is not None and lp.scope_unnamed_search and not request.filters.act_ids and target != "cases":
             # the language's statutes, named: never let a German query touch Polish tables
-            acts = tuple(a for a in backend.acts() if a.startswith(f"{lang}:") and a != CASES_ACT) \
+            acts = tuple(a for a in backend.acts() if a.startswith(f"{lang}:") and a != lp.cases_act) \
                 if hasattr(backend, "acts") else ()
             if not acts:  # an empty act filter would mean "every act indexed"
                 raise InvalidRequest(f"no {lang}: statute is indexed; search target=cases, or index one first")
@@ -140,7 +147,7 @@ class SearchService:
                 from pipelines.retrieval.collection_mix import Collections, mixed_search
 
                 collections = Collections(backend, backend, request.filters,
-                                          replace(request.filters, act_ids=(CASES_ACT,), statuses=()))
+                                          replace(request.filters, act_ids=(lp.cases_act,), statuses=()))
                 mixed = mixed_search(collections, request, target=target, llm_settings=self.llm_settings)
                 hits, classification = mixed.hits, mixed.classification
                 quotas = {"statutes": mixed.statute_quota, "cases": mixed.case_quota}

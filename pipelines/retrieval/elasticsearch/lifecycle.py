@@ -27,6 +27,7 @@ from elasticsearch.helpers import streaming_bulk
 from pipelines.retrieval.elasticsearch.errors import BulkLoadError, ElasticsearchBackendError, IndexLoadError
 from pipelines.retrieval.elasticsearch.names import SUFFIX_RE, VERSION_RE, IndexNames, iso, response_body
 from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
+from pipelines.retrieval.languages import PROFILES
 from schemas import elasticsearch as es_schema
 
 log = logging.getLogger(__name__)
@@ -64,38 +65,57 @@ class IndexLifecycle:
         self.settings = settings
         # id of the encoder whose vectors are loaded: recorded in each index it creates (mappings._meta)
         self.encoder_id = encoder_id
-        self._has_stempel: bool | None = settings.has_stempel
+        # plugin name -> installed on every node; LEXPIPE_ES_HAS_STEMPEL answers for stempel unasked
+        self._plugins: dict[str, bool] = (
+            {} if settings.has_stempel is None else {es_schema.STEMPEL_PLUGIN: settings.has_stempel})
 
     # ----------------------------------------------------------------- schema
 
-    def detect_stempel(self) -> bool:
-        """True when every node lists the analysis-stempel plugin (``GET _nodes/plugins``)."""
-        if self._has_stempel is None:
+    def has_plugin(self, name: str) -> bool:
+        """True when every node lists the plugin ``name`` (``GET _nodes/plugins``, asked once)."""
+        if name not in self._plugins:
             resp = self.client.nodes.info(metric="plugins")
             nodes = response_body(resp).get("nodes") or {}
-            self._has_stempel = bool(nodes) and all(
-                any(p.get("name") == es_schema.STEMPEL_PLUGIN for p in (n.get("plugins") or []))
+            self._plugins[name] = bool(nodes) and all(
+                any(p.get("name") == name for p in (n.get("plugins") or []))
                 for n in nodes.values())
-        return self._has_stempel
+        return self._plugins[name]
+
+    def detect_stempel(self) -> bool:
+        """True when every node lists the analysis-stempel plugin (``GET _nodes/plugins``)."""
+        return self.has_plugin(es_schema.STEMPEL_PLUGIN)
+
+    def text_analysis(self) -> tuple[str, bool, str | None]:
+        """(language, stempel installed, analyser of ``text``/``heading_path``) of the index body.
+
+        The analyser is the language profile's (``LanguageProfile.es_analyzer``) when the cluster
+        has the plugin it needs — only then is the cluster asked (Polish: stempel) — else the plain
+        one. A language without a profile gets ``schemas.elasticsearch``'s built-in table (None)."""
+        lang = self.settings.language
+        lp = PROFILES.get(lang.lower())
+        if lp is None:
+            return lang, False, None
+        has_plugin = self.has_plugin(lp.es_analyzer_plugin) if lp.es_analyzer_plugin else False
+        has_stempel = has_plugin and lp.es_analyzer_plugin == es_schema.STEMPEL_PLUGIN
+        return lang, has_stempel, lp.es_text_analyzer(has_plugin)
 
     def index_body(self, version: str | None = None) -> dict[str, Any]:
-        lang = self.settings.language
-        has_stempel = self.detect_stempel() if lang.lower() == "pl" else False
+        lang, has_stempel, text_analyzer = self.text_analysis()
         meta: dict[str, Any] = {"corpus": self.names.corpus}
         if version is not None:
             meta["version"] = version
         if self.encoder_id:
             meta["encoder"] = self.encoder_id
-        return es_schema.index_body(self.settings.vector_dims, has_stempel, lang,
+        return es_schema.index_body(self.settings.vector_dims, has_stempel, lang, text_analyzer=text_analyzer,
                                     shards=self.settings.number_of_shards,
                                     replicas=self.settings.number_of_replicas, meta=meta)
 
     def put_index_template(self) -> None:
         """Optional: install the same layout as a composable template for ``<prefix>-<corpus>-*``."""
-        lang = self.settings.language
-        has_stempel = self.detect_stempel() if lang.lower() == "pl" else False
+        lang, has_stempel, text_analyzer = self.text_analysis()
         body = es_schema.index_template_body([self.names.index_pattern], self.settings.vector_dims, has_stempel,
-                                             lang, shards=self.settings.number_of_shards,
+                                             lang, text_analyzer=text_analyzer,
+                                             shards=self.settings.number_of_shards,
                                              replicas=self.settings.number_of_replicas)
         self.client.indices.put_index_template(name=self.names.base_name, **body)
 

@@ -9,6 +9,7 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pipelines.retrieval.embedded_backend import CANDIDATES
+from pipelines.retrieval.languages import DEFAULT_LANGUAGE
 from schemas import elasticsearch as es_schema
 
 
@@ -23,7 +24,7 @@ class ElasticsearchSettings(BaseSettings):
     ca_certs: str | None = None
     request_timeout_s: float = 30.0
     index_prefix: str = "lexpipe-chunks"
-    language: str = Field("pl", description="ISO 639-1 language of the corpus text.")
+    language: str = Field(DEFAULT_LANGUAGE, description="ISO 639-1 language of the corpus text.")
     vector_dims: int = es_schema.DEFAULT_DIMS
     has_stempel: bool | None = Field(None, description="None: detect the analysis-stempel plugin via GET _nodes/plugins.")
     number_of_shards: int = 1

@@ -1,0 +1,125 @@
+"""One profile per search language: everything retrieval does differently for Polish and German.
+
+Why one table: the language used to be decided by ``if lang == "de"`` branches spread over the
+analysers, the index build, the Elasticsearch backend, the act router and the search service.
+Each branch now reads a field of :class:`LanguageProfile`, so a language is added (or a choice
+changed) in one row here and every layer sees the same answer.
+
+What a profile does NOT hold: which acts a language has. Those are the act registry's rows
+(``schemas/acts.toml``, :func:`schemas.acts.registry`), read at call time so that a registry set
+for a test or a run (``$LEXPIPE_ACT_REGISTRY``) is what retrieval sees too. The one collection that
+is not a registry row, the German court decisions (``case_index.CASES_ACT``), is named here as the
+language's ``cases_act``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from pipelines.retrieval.case_index import CASES_ACT
+from pipelines.retrieval.fusion import HybridConfig
+from schemas import elasticsearch as es_schema
+
+DEFAULT_LANGUAGE = "pl"  # a search naming no act and no case-law target searches this language
+
+
+class UnknownLanguage(KeyError, ValueError):
+    """A language without a :class:`LanguageProfile` (the message lists the known ones)."""
+
+    def __str__(self) -> str:  # KeyError would print the message with quotes
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class LanguageProfile:
+    code: str  # ISO 639-1, also the act id prefix of its acts ("pl" of "pl:kc")
+    name: str  # in messages: "court decisions exist for German law only"
+    # project analyser (analyzers.get_analyzer): default variant and the base variants it knows
+    analyzer: str
+    analyzer_variants: tuple[str, ...]
+    stop_words: str  # module whose STOP_WORDS are the language's stop words (spaCy's list)
+    # Elasticsearch analyser of ``text`` / ``heading_path``; when it needs a plugin the cluster
+    # lacks, the plain standard+lowercase analyser (``schemas.elasticsearch.PLAIN_ANALYZER``)
+    es_analyzer: str
+    es_analyzer_plugin: str | None = None
+    # hybrid fusion when no trained model (reranker, section fusion) applies
+    hybrid: HybridConfig = HybridConfig()
+    # query_prep.strip_boilerplate before gAIus on the embedded backend (Polish exam lead-ins)
+    strip_exam_lead_ins: bool = False
+    # the long-question section fusion (section_fusion.py) may serve hybrid, if its model is shipped
+    section_fusion: bool = False
+    # the court-decision collection of the language, if any (search target=cases/both)
+    cases_act: str | None = None
+    # the act whose backend a search of this language opens when one backend holds every act
+    # (embedded): it only has to be an act of the language
+    default_act: str = ""
+    # a statute search naming no act is restricted to the language's statutes (the embedded
+    # database holds the other languages' acts and the case collection too); the default
+    # language's unfiltered search keeps meaning "every act indexed"
+    scope_unnamed_search: bool = True
+
+    def es_text_analyzer(self, has_plugin: bool) -> str:
+        """The analyser of ``text`` / ``heading_path``: ``es_analyzer``, or the plain one when it
+        needs a plugin that is not installed on every node."""
+        if self.es_analyzer_plugin is None or has_plugin:
+            return self.es_analyzer
+        return es_schema.PLAIN_ANALYZER
+
+
+PROFILES: Mapping[str, LanguageProfile] = MappingProxyType({
+    "pl": LanguageProfile(
+        code="pl", name="Polish",
+        # plain lowercase tokens beat every lemmatiser/stemmer on the Civil Code exam questions
+        # (analyzers.DEFAULT_VARIANTS keeps the measurement)
+        analyzer="pl_lower",
+        analyzer_variants=("pl_simplemma", "pl_stempel", "pl_stempel_polimorf", "pl_morfeusz", "pl_lower"),
+        stop_words="spacy.lang.pl.stop_words",
+        es_analyzer="polish", es_analyzer_plugin=es_schema.STEMPEL_PLUGIN,
+        hybrid=HybridConfig(),  # z-score, tuned on the 2012–2020 exam questions
+        strip_exam_lead_ins=True,
+        default_act="pl:kc",
+        scope_unnamed_search=False,
+    ),
+    "de": LanguageProfile(
+        code="de", name="German",
+        analyzer="de_lookup",
+        analyzer_variants=("de_lookup", "de_lower"),
+        stop_words="spacy.lang.de.stop_words",
+        es_analyzer="german",
+        # RRF of lexical and dense only: nothing tuned on Polish questions, and no gAIus leg (its
+        # windows are as long as the query; GerLayQA's lay questions run ~300 tokens)
+        hybrid=HybridConfig(method="rrf", weights=(("bm25", 1.0), ("dense", 1.0))),
+        section_fusion=True,
+        cases_act=CASES_ACT,
+        default_act=CASES_ACT,
+    ),
+})
+
+
+DEFAULT_ACT = PROFILES[DEFAULT_LANGUAGE].default_act  # "pl:kc": what index_build opens by default
+
+
+def profile(lang: str) -> LanguageProfile:
+    """The profile of ``lang`` (:class:`UnknownLanguage` naming the known ones otherwise)."""
+    try:
+        return PROFILES[lang]
+    except KeyError:
+        raise UnknownLanguage(f"no search language {lang!r}; known: {', '.join(PROFILES)}") from None
+
+
+def language_of(act_id: str) -> str:
+    """The language an act is searched in: its registry row's ``language``; for an act that is no
+    registry row (the case collection, an act of a test), the language of its id prefix."""
+    from schemas.acts import registry
+
+    reg = registry()
+    if act_id in reg:
+        return reg.get(act_id).language
+    return profile(act_id.split(":", 1)[0]).code
+
+
+def case_law_language() -> str:
+    """The language whose profile has the court-decision collection (what target=cases searches)."""
+    return next(p.code for p in PROFILES.values() if p.cases_act)
