@@ -27,7 +27,8 @@ from core.settings import Settings
 from pipelines.case_law.case_build import chunk_cases_step, read_staged
 from pipelines.statutes.store import CorpusStore
 from pipelines.statutes.de.build import build_all, build_german_chunks
-from pipelines.statutes.de.markdown import articles_table, parse_markdown
+from pipelines.statutes.de.markdown import parse_markdown
+from pipelines.statutes.de.tables import articles_table
 from pipelines.retrieval.analyzers import get_analyzer
 from pipelines.retrieval.case_index import CASES_ACT, case_index_step
 from pipelines.retrieval.encoders import get_encoder

@@ -157,7 +157,8 @@ def test_server_side_rrf_when_licensed(backend_factory):
 
 def test_german_act_with_the_german_analyser(backend_factory, sample_dir, monkeypatch):
     from pipelines.statutes.de.build import build_german_chunks
-    from pipelines.statutes.de.markdown import articles_table, parse_markdown
+    from pipelines.statutes.de.markdown import parse_markdown
+    from pipelines.statutes.de.tables import articles_table
     from pipelines.retrieval.index_build import open_elasticsearch_backend
 
     gg = parse_markdown(sample_dir / "de" / "gesetze" / "gg.md")

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from pipelines.statutes.de.build import build_german_chunks
-from pipelines.statutes.de.markdown import articles_table
+from pipelines.statutes.de.tables import articles_table
 from pipelines.retrieval.encoders import get_encoder
 from pipelines.retrieval.index_build import index_root, open_embedded_backend
 from pipelines.retrieval.interface import Filters, SearchRequest
