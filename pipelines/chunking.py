@@ -23,7 +23,7 @@ from schemas.arrow import CHUNKS, from_rows
 
 
 @lru_cache(maxsize=4)
-def _nlp(lang: str):
+def spacy_pipeline(lang: str):
     import spacy
 
     nlp = spacy.blank(lang)
@@ -32,12 +32,12 @@ def _nlp(lang: str):
 
 
 def count_tokens(text: str, lang: str = "pl") -> int:
-    return len(_nlp(lang).tokenizer(text))
+    return len(spacy_pipeline(lang).tokenizer(text))
 
 
 def _pieces(text: str, lang: str, max_tokens: int) -> list[tuple[str, int]]:
     """(text, tokens) pieces no longer than max_tokens: units, then sentences, then hard cuts."""
-    nlp = _nlp(lang)
+    nlp = spacy_pipeline(lang)
     out: list[tuple[str, int]] = []
     for unit in (u for u in text.split("\n") if u.strip()):
         doc = nlp(unit)

@@ -18,7 +18,7 @@ from pydantic import SecretStr
 from connectors.http import PoliteHttpClient, redact_url
 from connectors.openlegaldata.errors import PageFormatError
 from connectors.openlegaldata.pages import parse_page
-from connectors.openlegaldata.records import _text
+from connectors.openlegaldata.records import text_or_none
 from connectors.openlegaldata.settings import (DEFAULT_BASE_URL, ApiParams, OpenLegalDataSettings,
                                                api_params)
 
@@ -128,7 +128,7 @@ class OpenLegalDataApi:
         if page.count is None:
             raise PageFormatError(f"{url}: the page has no count")
         return SourceProbe(url=url, count=page.count,
-                           newest_date=_text(newest.get("date")) if newest else None,
+                           newest_date=text_or_none(newest.get("date")) if newest else None,
                            newest_id=newest.get("id") if newest else None)
 
     def get(self, url: str) -> tuple[bytes, dict[str, str]]:

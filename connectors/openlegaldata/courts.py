@@ -17,7 +17,7 @@ from connectors.http import redact_url
 from connectors.landing import RawLandingZone
 from connectors.openlegaldata.client import OpenLegalDataApi
 from connectors.openlegaldata.errors import OpenLegalDataError, PageFormatError
-from connectors.openlegaldata.pages import _PAGE_SUFFIX, parse_page
+from connectors.openlegaldata.pages import PAGE_SUFFIX, parse_page
 from connectors.openlegaldata.records import (page_quarantine_row, record_quarantine_row,
                                               validate_court)
 from connectors.openlegaldata.settings import COURTS_ACT_ID
@@ -46,7 +46,7 @@ def sync_court_list(api: OpenLegalDataApi, store: CaseStore, landing: RawLanding
         body, headers = api.get(url)
         fetched_at = now()
         landed = landing.store(body, source_url=url, act_id=COURTS_ACT_ID,
-                               version=f"offset={offset}", headers=headers, suffix=_PAGE_SUFFIX)
+                               version=f"offset={offset}", headers=headers, suffix=PAGE_SUFFIX)
         try:
             parsed = parse_page(body)
             if parsed.count is None:

@@ -15,7 +15,7 @@ from connectors.openlegaldata.errors import PageFormatError
 
 # Landed page bodies are <sha>.page: a ".json" blob would be overwritten by its own sidecar
 # (<sha>.json) in RawLandingZone, and any "*.json" blob would be read as a sidecar by find().
-_PAGE_SUFFIX = ".page"
+PAGE_SUFFIX = ".page"
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ def parse_timestamp(value: Any) -> datetime | None:
     return parsed.astimezone(timezone.utc)
 
 
-def _text(value: Any) -> str | None:
+def text_or_none(value: Any) -> str | None:
     """Optional text field: strings as sent ('' → None); other scalars as JSON text."""
     if value is None or value == "":
         return None
@@ -128,12 +128,12 @@ def validate_case(obj: Any) -> tuple[dict[str, Any] | None, list[str]]:
     row = {
         "source": SOURCE,
         "case_id": cid,
-        "slug": _text(obj.get("slug")),
+        "slug": text_or_none(obj.get("slug")),
         "court_id": court_id,
-        "court_name": _text(court_obj.get("name")) if court_obj else None,
-        "court_slug": _text(court_obj.get("slug")) if court_obj else None,
-        "court_jurisdiction": _text(court_obj.get("jurisdiction")) if court_obj else None,
-        "court_level_of_appeal": _text(court_obj.get("level_of_appeal")) if court_obj else None,
+        "court_name": text_or_none(court_obj.get("name")) if court_obj else None,
+        "court_slug": text_or_none(court_obj.get("slug")) if court_obj else None,
+        "court_jurisdiction": text_or_none(court_obj.get("jurisdiction")) if court_obj else None,
+        "court_level_of_appeal": text_or_none(court_obj.get("level_of_appeal")) if court_obj else None,
         "court_json": (json.dumps(court_obj, ensure_ascii=False, sort_keys=True)
                        if court_obj else None),
         "file_number": file_number,
@@ -141,8 +141,8 @@ def validate_case(obj: Any) -> tuple[dict[str, Any] | None, list[str]]:
         "created_date": created,
         "updated_date": updated,
         "updated_date_raw": updated_raw,
-        "type": _text(obj.get("type")),
-        "ecli": _text(obj.get("ecli")),
+        "type": text_or_none(obj.get("type")),
+        "ecli": text_or_none(obj.get("ecli")),
         "content": content,
         "content_sha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),  # type: ignore[union-attr]
         "record_sha256": record_sha256(obj),
@@ -176,14 +176,14 @@ def validate_court(obj: Any) -> tuple[dict[str, Any] | None, list[str]]:
     if obj.get("updated_date") not in (None, "") and updated is None:
         extra["updated_date"] = obj["updated_date"]
     row = {"source": SOURCE, "court_id": obj["id"], "name": name,
-           **{k: _text(obj.get(k)) for k in ("code", "slug", "court_type", "city", "state",
+           **{k: text_or_none(obj.get(k)) for k in ("code", "slug", "court_type", "city", "state",
                                              "jurisdiction", "level_of_appeal")},
            "updated_date": updated,
            "extra_json": json.dumps(extra, ensure_ascii=False, sort_keys=True)}
     return row, []
 
 
-def _record_id(record: RawRecord) -> str | None:
+def record_id_of(record: RawRecord) -> str | None:
     obj = record.obj
     if isinstance(obj, dict):
         value = obj.get("id", obj.get("pk"))
@@ -200,7 +200,7 @@ def _record_id(record: RawRecord) -> str | None:
 def record_quarantine_row(kind: str, rec: RawRecord, reasons: list[str], url: str, page: int,
                           raw_sha: str, quarantined_at: datetime) -> dict[str, Any]:
     return {"quarantine_id": hashlib.sha256(f"{kind}\n{rec.text}".encode()).hexdigest(),
-            "source": SOURCE, "kind": kind, "record_id": _record_id(rec), "reasons": reasons,
+            "source": SOURCE, "kind": kind, "record_id": record_id_of(rec), "reasons": reasons,
             "raw_record": rec.text, "source_url": url, "page": page,
             "record_index": rec.index, "raw_sha256": raw_sha, "quarantined_at": quarantined_at}
 

@@ -134,8 +134,8 @@ from connectors.openlegaldata.courts import sync_court_list
 from connectors.openlegaldata.cursor import CaseKey, CursorStore, SyncCursor, case_key
 from connectors.openlegaldata.errors import (CursorContractError, OpenLegalDataError,
                                              PageFormatError, SyncLockedError)
-from connectors.openlegaldata.pages import _PAGE_SUFFIX, ParsedPage, RawRecord, parse_page
-from connectors.openlegaldata.records import (_record_id, page_quarantine_row, parse_timestamp,
+from connectors.openlegaldata.pages import PAGE_SUFFIX, ParsedPage, RawRecord, parse_page
+from connectors.openlegaldata.records import (record_id_of, page_quarantine_row, parse_timestamp,
                                               record_quarantine_row, validate_case)
 from connectors.openlegaldata.sample import SAMPLE_BASE_URL, SampleOpenLegalData
 from connectors.openlegaldata.settings import (CASES_ACT_ID, MAX_PAGE_SIZE, OldpPaths,
@@ -360,7 +360,7 @@ class CaseSync:
         fetched_at = self._now()
         landed = self.landing.store(body, source_url=url, act_id=CASES_ACT_ID,
                                     version=f"since={cursor.updated_date or ''};page={cursor.page}",
-                                    headers=headers, suffix=_PAGE_SUFFIX)
+                                    headers=headers, suffix=PAGE_SUFFIX)
         page_rep.raw_sha256 = landed.sha256
         _checkpoint(on_checkpoint, "landed", page_rep)
         parsed = self._parse(body, url, cursor.page, landed.sha256)
@@ -485,7 +485,7 @@ class CaseSync:
             return cursor
         fetched_at = self._now()
         landed = self.landing.store(
-            body, source_url=url, act_id=CASES_ACT_ID, headers=headers, suffix=_PAGE_SUFFIX,
+            body, source_url=url, act_id=CASES_ACT_ID, headers=headers, suffix=PAGE_SUFFIX,
             version=f"date={cursor.window_lo or ''}..{cursor.window_hi or ''};page={cursor.page}")
         page_rep.raw_sha256 = landed.sha256
         _checkpoint(on_checkpoint, "landed", page_rep)
@@ -585,7 +585,7 @@ class CaseSync:
             d = _record_date(rec)
             if d is not None and ((lo is not None and d < lo) or (hi is not None and d > hi)):
                 raise CursorContractError(
-                    f"{redact_url(url)}: record {rec.index} (id {_record_id(rec)}) has date {d}, "
+                    f"{redact_url(url)}: record {rec.index} (id {record_id_of(rec)}) has date {d}, "
                     f"outside the requested window {lo or '…'}..{hi or '…'}; does the server "
                     "honour date_after/date_before?")
 

@@ -43,9 +43,9 @@ jew sog str kap abschn anl tab u v i m""".split())
 
 
 def _tokenizer():
-    from pipelines.chunking import _nlp  # the project's spaCy blank pipelines, cached per language
+    from pipelines.chunking import spacy_pipeline  # the project's spaCy blank pipelines, cached per language
 
-    return _nlp("de").tokenizer
+    return spacy_pipeline("de").tokenizer
 
 
 def count_tokens(text: str) -> int:

@@ -38,7 +38,6 @@ def strip_citations(text: str) -> str:
     return re.sub(r"\s+", " ", _CITATION.sub("(Dz. U.)", text)).strip()
 
 
-_strip_citations = strip_citations  # compatibility: pipelines/benchmarks/staleness.py imports the old name
 
 
 def _reading(row: dict) -> str:

@@ -304,24 +304,3 @@ def parse_markdown_dir(directory: Path, slugs: Iterable[str] | None = None) -> d
         st = parse_markdown(Path(directory) / f"{slug}.md", act=acts.get(slug))
         out[st.act.act_id] = st
     return out
-
-
-# ----------------------------------------------------------------------------------------------
-# compatibility: names that moved out of this module, for importers outside pipelines/statutes
-# not yet updated (pipelines/retrieval/act_router.py and bench/german_statutes.py import KNOWN_ACTS;
-# tests/pipelines/retrieval/test_{elasticsearch_german,elasticsearch_integration,german_index,
-# section_fusion}.py import articles_table). Remove once they are.
-
-_MOVED_TO_TABLES = ("articles_table", "nodes_table", "acts_table")
-
-
-def __getattr__(name: str):
-    """``KNOWN_ACTS`` is :func:`~pipelines.statutes.de.model.german_acts` (computed from the registry
-    on each access, never frozen here); the table builders are in :mod:`pipelines.statutes.de.tables`."""
-    if name == "KNOWN_ACTS":
-        return german_acts()
-    if name in _MOVED_TO_TABLES:
-        from pipelines.statutes.de import tables
-
-        return getattr(tables, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
