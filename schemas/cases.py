@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+CASES_ACT = "de:cases"  # the German case-law collection in search (not a registry act: no versions of a text)
+
 
 def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Field:
     return pa.field(name, type_, nullable=nullable, metadata={"description": doc})

