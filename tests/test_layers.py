@@ -74,6 +74,57 @@ def test_no_module_imports_a_higher_layer() -> None:
     assert not upward, "imports that point up a layer:\n" + "\n".join(upward)
 
 
+def import_cycles(root: Path = REPO) -> list[list[str]]:
+    """Groups of modules that import each other in a circle (strongly connected components)."""
+    modules = {}
+    for top in LAYERS:
+        for path in sorted((root / top).rglob("*.py")) if (root / top).is_dir() else ():
+            modules[".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")] = path
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = set()
+        for target in imports_of(path, module):
+            while target and target not in modules:
+                target = target.rsplit(".", 1)[0] if "." in target else ""
+            # a package's __init__ is imported by its submodules' import: not a dependency of theirs
+            if target and target != module and not module.startswith(target + "."):
+                targets.add(target)
+        graph[module] = targets
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    cycles = import_cycles()
+    assert not cycles, "modules importing each other in a circle:\n" + "\n".join(" ⇄ ".join(c) for c in cycles)
+
+
 def test_every_pipelines_package_has_a_rank() -> None:
     packages = {p.name if p.is_dir() else p.stem for p in (REPO / "pipelines").iterdir()
                 if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__")}
@@ -90,6 +141,15 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
         (tmp_path / rel).write_text(text)
     assert upward_imports(tmp_path) == ["connectors.x -> pipelines.statutes.store",
                                         "pipelines.retrieval.y -> pipelines.answers"]
+
+
+def test_the_check_sees_a_cycle(tmp_path: Path) -> None:
+    for rel, text in {"pipelines/retrieval/a.py": "from pipelines.retrieval.b import x\n",
+                      "pipelines/retrieval/b.py": "def x():\n    from pipelines.retrieval import a\n",
+                      "pipelines/retrieval/c.py": "from pipelines.retrieval import a\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert import_cycles(tmp_path) == [["pipelines.retrieval.a", "pipelines.retrieval.b"]]
 
 
 if __name__ == "__main__":
