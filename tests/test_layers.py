@@ -45,10 +45,20 @@ def imports_of(path: Path, module: str) -> list[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            # "from pipelines import statutes" imports the submodule pipelines.statutes
-            out += [f"{target}.{a.name}" if _rank(f"{target}.{a.name}") and target.count(".") == 0 else target
-                    for a in node.names]
+            # "from pipelines.retrieval import a" may import the submodule pipelines.retrieval.a:
+            # keep the name; callers walk up the dotted path to the module it lives in
+            out += [target if a.name == "*" else f"{target}.{a.name}" for a in node.names]
     return out
+
+
+def module_of(target: str, root: Path) -> str:
+    """``core.layout.Layout`` → ``core.layout``: the longest prefix that is a module or package."""
+    parts = target.split(".")
+    for n in range(len(parts), 0, -1):
+        base = root.joinpath(*parts[:n])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return ".".join(parts[:n])
+    return target
 
 
 def upward_imports(root: Path = REPO) -> list[str]:
@@ -59,6 +69,7 @@ def upward_imports(root: Path = REPO) -> list[str]:
             module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
             own = _rank(module)
             for target in imports_of(path, module):
+                target = module_of(target, root)
                 theirs = _rank(target)
                 if own is None or theirs is None:
                     continue
@@ -136,11 +147,12 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     for rel, text in {"connectors/x.py": "from pipelines.statutes.store import CorpusStore\n",
                       "pipelines/retrieval/y.py": "def f():\n    from pipelines.answers import types\n",
                       "pipelines/answers/z.py": "from pipelines.retrieval import y\n",
-                      "core/ok.py": "import json\n"}.items():
+                      "core/ok.py": "import json\n", "pipelines/statutes/store.py": "",
+                      "pipelines/answers/types.py": ""}.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     assert upward_imports(tmp_path) == ["connectors.x -> pipelines.statutes.store",
-                                        "pipelines.retrieval.y -> pipelines.answers"]
+                                        "pipelines.retrieval.y -> pipelines.answers.types"]
 
 
 def test_the_check_sees_a_cycle(tmp_path: Path) -> None:
