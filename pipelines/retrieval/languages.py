@@ -55,9 +55,10 @@ class LanguageProfile:
     # the act whose backend a search of this language opens when one backend holds every act
     # (embedded): it only has to be an act of the language
     default_act: str = ""
-    # a statute search naming no act is restricted to the language's statutes (the embedded
-    # database holds the other languages' acts and the case collection too); the default
-    # language's unfiltered search keeps meaning "every act indexed"
+    # a statute search naming no act is restricted to the language's statutes: the embedded
+    # database holds the other languages' acts and the case collection too, and a Polish question
+    # must not rank BGB § 13 "Verbraucher" above art. 22^1 k.c. (seen before this rule held for
+    # Polish too); another jurisdiction is searched only when an act of it is named
     scope_unnamed_search: bool = True
 
     def es_text_analyzer(self, has_plugin: bool) -> str:
@@ -80,7 +81,6 @@ PROFILES: Mapping[str, LanguageProfile] = MappingProxyType({
         hybrid=HybridConfig(),  # z-score, tuned on the 2012–2020 exam questions
         strip_exam_lead_ins=True,
         default_act="pl:kc",
-        scope_unnamed_search=False,
     ),
     "de": LanguageProfile(
         code="de", name="German",

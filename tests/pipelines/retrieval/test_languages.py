@@ -68,7 +68,7 @@ def test_the_profiles_hold_what_the_branches_decided():
     assert (pl.cases_act, de.cases_act) == (None, CASES_ACT)
     assert (pl.strip_exam_lead_ins, de.strip_exam_lead_ins) == (True, False)
     assert (pl.section_fusion, de.section_fusion) == (False, True)
-    assert (pl.scope_unnamed_search, de.scope_unnamed_search) == (False, True)
+    assert (pl.scope_unnamed_search, de.scope_unnamed_search) == (True, True)
     assert pl.hybrid == HybridConfig()
     assert de.hybrid == HybridConfig(method="rrf", weights=(("bm25", 1.0), ("dense", 1.0)))
     with pytest.raises(UnknownLanguage):

@@ -65,3 +65,13 @@ def test_both_mixes_by_the_query_class(service: SearchService):
 def test_bad_requests(service: SearchService, kw, message):
     with pytest.raises(InvalidRequest, match=message):
         service.search("Frage", **kw)
+
+
+def test_an_unnamed_search_stays_in_its_jurisdiction(service: SearchService):
+    """A search naming no act searches the default language's (Polish) statutes only: here the
+    database holds German acts and cases alone, so it is refused instead of answering with
+    German paragraphs analysed as Polish (before, "Kto jest konsumentem?" ranked BGB § 13 4th)."""
+    with pytest.raises(InvalidRequest, match="no pl: statute is indexed"):
+        service.search("Würde des Menschen unantastbar", retriever="bm25", k=3)
+    page = service.search("Würde des Menschen unantastbar", acts=["de:gg"], retriever="bm25", k=3)
+    assert {h.act_id for h in page.hits} == {"de:gg"}
