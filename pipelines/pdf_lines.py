@@ -25,6 +25,10 @@ BODY_MIN_SIZE = 11.0  # ISAP body text is 12 pt; footnotes 10 pt, header 9 pt, s
 
 SOFT_HYPHEN = "\u00ad"
 SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+# letters of superscript numbers (k.p. ``Art. 18³ᵃ``, ``DZIAŁ CZTERNASTYᴬ``): Unicode modifier letters;
+# q and the capitals C F Q S X Y Z have none, a number using them is shown as ``^…``
+SUPERSCRIPT_LETTERS = dict(zip("abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVW",
+                               "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂ"))
 
 
 class PdfReadError(ValueError):
@@ -198,8 +202,12 @@ def _render(seg: list[Char]) -> tuple[str, float, float, bool, list[str], bool]:
         before = "".join(parts)
         # numbering (Art. 109^1, § 2^1, Rozdział I^1) sits right after a digit or Roman numeral,
         # with no gap; anything else — "cywilny1)", "Art. 1059.5" — is a footnote reference
+        # (``Art. 18³ᵃ`` → ``18^3a``: the run may end in letters). A run of letters alone is numbering
+        # too when it follows a word (k.p. ``DZIAŁ CZTERNASTYᴬ``): ISAP numbers its footnotes, so
+        # a letter is never a footnote reference
         last = before[-1:]
-        is_number = bool(sup) and not sup.endswith(")") and last != "" and (last.isdigit() or last in "IVXLC")
+        is_number = bool(sup) and not sup.endswith(")") and last != "" and (
+            last.isdigit() or last in "IVXLC" or (sup.isalpha() and last.isalpha()))
         if sup and not is_number:
             if not before.strip():
                 starts_with_ref = True
@@ -214,7 +222,9 @@ def _render(seg: list[Char]) -> tuple[str, float, float, bool, list[str], bool]:
     # a soft hyphen only matters at the end of a line (the word continues on the next one)
     text = text.replace(SOFT_HYPHEN, "") + (SOFT_HYPHEN if text.endswith(SOFT_HYPHEN) else "")
     x0 = min((c.x for c in seg if c.size > 0), default=0.0)
-    first_word = [c for c in seg if c.size > 0][:3]
+    # the ISAP change markers are set in regular weight before a bold head (``[Art. 479⁴⁵.`` in
+    # k.p.c., ``<Art. 255b.`` in k.k.): they are not part of the first word
+    first_word = [c for c in seg if c.size > 0 and c.text not in "<["][:3]
     bold = bool(first_word) and all(c.bold for c in first_word)
     return text, body_size, base_y, bold, refs, starts_with_ref
 
@@ -296,6 +306,10 @@ def read_lines(path: Path, *, workers: int = 2, engine: str = "pdfium",
 
 
 def display_number(number: str) -> str:
-    """``22^1`` → ``22¹`` (how the printed text shows it)."""
+    """``22^1`` → ``22¹``, ``18^3a`` → ``18³ᵃ`` (how the printed text shows it)."""
     base, _, sup = number.partition("^")
-    return base + sup.translate(SUPERSCRIPT_DIGITS) if sup else base
+    if not sup:
+        return base
+    if any(c.isalpha() and c not in SUPERSCRIPT_LETTERS for c in sup):
+        return number
+    return base + "".join(SUPERSCRIPT_LETTERS.get(c, c) for c in sup.translate(SUPERSCRIPT_DIGITS))

@@ -32,3 +32,23 @@ def test_marker_spanning_lines_and_inline_marker():
 def test_text_without_markers_is_untouched():
     assert m.readings("§ 1. Tekst [nie].", [], dt.date(2025, 1, 1))[1] is not None  # brackets are markers
     assert m.readings("§ 1. Tekst.", [], dt.date(2025, 1, 1)) == ("§ 1. Tekst.", None, None)
+
+
+def test_nested_markers_follow_the_enclosing_marker():
+    # k.p.c. 2023 art. 755^2 § 1: an expiring paragraph with its own pending wording inside
+    raw = "[§ 1. Osoba stosująca [przemoc w rodzinie] <przemoc domową> zachowa.]\n<§ 1. Nowe brzmienie.>"
+    assert m.current_reading(raw) == "§ 1. Osoba stosująca przemoc w rodzinie zachowa."
+    assert m.future_reading(raw) == "§ 1. Nowe brzmienie."
+
+
+def test_repair_resolves_typesetting_slips():
+    # a closer nothing opened (k.p.c. 2024 art. 477^9 § 1) is dropped: no change, no pending reading
+    assert m.repair("§ 1. Odwołania wnosi się w terminie miesiąca.>\n§ 2. Dalej.") == \
+        "§ 1. Odwołania wnosi się w terminie miesiąca.\n§ 2. Dalej."
+    assert m.readings("§ 1. Tekst.>", [], dt.date(2025, 1, 1)) == ("§ 1. Tekst.", None, None)
+    # an opener nothing closes (k.p.c. 2023 art. 586 pkt 1a) closes at the end of its line
+    fixed = m.repair("1) imię,\n<1a) nazwisko,\n2) adres.")
+    assert fixed == "1) imię,\n<1a) nazwisko,>\n2) adres."
+    assert m.current_reading(fixed) == "1) imię,\n2) adres."
+    ok = "[§ 1. Stare.]\n<§ 1. Nowe.>"
+    assert m.repair(ok) == ok and m.unmatched(ok) == ([], [])
