@@ -77,11 +77,14 @@ def chunk_article(text: str, *, max_tokens: int, lang: str = "pl") -> list[tuple
 
 def article_units(article: dict) -> list[str]:
     """The texts an article is split into before packing: its paragraphs when it has several,
-    else its whole text (or the status note of a repealed article, so it stays findable)."""
+    else its whole text (or the status note of a repealed article, so it stays findable; or, for
+    an article not yet in force, its announced text, so it is found and shown as ``pending``:
+    k.p. 18^3ca and k.k. 255b are printed whole between ISAP's < > markers)."""
     paragraphs = [p["text"] for p in (article.get("paragraphs") or []) if p["text"]]
     if len(paragraphs) > 1:
         return paragraphs
-    return [article["text"] or article.get("status_note") or ""]
+    pending = article.get("text_pending") if article.get("status") == "pending" else None
+    return [article["text"] or pending or article.get("status_note") or ""]
 
 
 def build_chunks(articles: pa.Table, *, max_tokens: int, lang: str = "pl") -> pa.Table:

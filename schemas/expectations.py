@@ -33,9 +33,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.core.expectation_suite import ExpectationSuite
 
 STATUSES = ("in_force", "repealed")
-# "pending": a German § already enacted but without text in that text state (bundestag/gesetze
-# prints "(XXXX) §§ 707a bis 707c" for the MoPeG §§ before they took effect). Only suites built
-# with ``allow_pending=True`` (the German build) accept it; for Polish articles it is a parser bug.
+# "pending": an article already enacted but not yet in force in that text state: a German §
+# without text (bundestag/gesetze prints "(XXXX) §§ 707a bis 707c" for the MoPeG §§ before they took
+# effect), or a Polish article printed whole between ISAP's < > markers (k.p. 18^3ca, k.k. 255b:
+# its text is in ``text_pending``). Suites built with ``allow_pending=True`` accept it (both builds
+# today; the Civil Code PDFs have no such article).
 PENDING = "pending"
 
 # PDF residue that must never reach a published text: name → (regex searched anywhere, reason).

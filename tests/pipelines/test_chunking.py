@@ -51,3 +51,16 @@ def test_article_with_paragraphs_gives_one_chunk_per_paragraph():
     assert [c["chunk_id"] for c in chunks] == ["pl:kc:art:944#0", "pl:kc:art:944#1"]
     assert {c["article_id"] for c in chunks} == {"pl:kc:art:944"} and all(c["chunk_count"] == 2 for c in chunks)
     assert chunks[0]["content_hash"] != chunks[1]["content_hash"]
+
+
+def test_an_article_not_yet_in_force_is_chunked_with_its_announced_text():
+    """k.k. 255b is printed whole between ISAP's < > markers: no text in force, its text pending.
+    Its chunk carries the announced text and status ``pending`` (never an empty chunk)."""
+    row = {"id": "pl:kk:art:255b", "act_id": "pl:kk", "version": dt.date(2026, 7, 28), "ordinal": 0,
+           "number": "255b", "number_display": "255b", "sort_key": 255002000, "path": [], "path_text": "",
+           "text": "", "text_pending": "Kto publicznie pochwala zbrodnię, podlega karze.",
+           "pending_effective_date": dt.date(2026, 9, 1), "pending_note": None, "paragraphs": [],
+           "status": "pending", "status_note": None, "page_start": 1, "page_end": 1, "footnotes": [],
+           "content_hash": "x"}
+    (c,) = build_chunks(from_rows([row], ARTICLES), max_tokens=100).to_pylist()
+    assert c["text"] == row["text_pending"] and c["status"] == "pending" and c["token_count"] > 0
