@@ -56,7 +56,9 @@ UST_RE = re.compile(rf"^(?P<mark>[<\[])?(?P<num>{NUM})\.(?P<close>[>\]])?\s+(?P<
 POINT_RE = re.compile(rf"^(?P<mark>[<\[])?(?P<num>{NUM})\)\s+(?P<rest>.*)$")
 LETTER_RE = re.compile(r"^(?P<mark>[<\[])?(?P<num>[a-z](?:\^\d+)?)\)\s+(?P<rest>.*)$")
 REPEALED_RE = re.compile(r"^\((uchylony|uchylona|uchylone|utracił moc|utraciła moc|utraciły moc|pominięty|pominięta|skreślony)\)\.?$")
-LIST_INTRO_END = re.compile(r"(:|;|,|\.|\b(oraz|lub|albo|i|a także))$")
+# what a list item before the next one ends with; "4) (uchylony)" too (k.k. art. 39: without it
+# "5) (uchylony)" … "7) świadczenie pieniężne;" were glued onto point 4)
+LIST_INTRO_END = re.compile(r"(:|;|,|\.|\b(oraz|lub|albo|i|a także)|\((uchylony|uchylona|uchylone|pominięty|pominięta|skreślony)\))$")
 
 # Horizontal positions, in points right of the document's text margin (see text_margin). Measured: k.c. and k.k. margin 56.6, article heads and "§" at 82.2; k.p. 2016
 # 59.6 / 85.1; k.p.c. 2024 and k.p. 2025 70.9 / 96.4; structural labels are centred (≥ 120 pt in).
