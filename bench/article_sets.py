@@ -22,16 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.statutes.pl.article_census import ArticleCensus, article_numbers  # noqa: E402
-from pipelines.statutes.pl.parser import ActSpec, parse_statute  # noqa: E402
+from pipelines.statutes.pl.parser import parse_statute  # noqa: E402
 
-# ISAP file name prefix (Dz. U. year + position) → the act; addresses as printed on page 1
-SPECS = {
-    "D19640093": ActSpec("pl:kc", "Kodeks cywilny", "k.c.", "DU/1964/93", "Dz. U. 1964 Nr 16 poz. 93"),
-    "D19640296": ActSpec("pl:kpc", "Kodeks postępowania cywilnego", "k.p.c.", "DU/1964/296",
-                         "Dz. U. 1964 Nr 43 poz. 296"),
-    "D19740141": ActSpec("pl:kp", "Kodeks pracy", "k.p.", "DU/1974/141", "Dz. U. 1974 Nr 24 poz. 141"),
-    "D19970553": ActSpec("pl:kk", "Kodeks karny", "k.k.", "DU/1997/553", "Dz. U. 1997 Nr 88 poz. 553"),
-}
+from parse_acts import SPECS  # noqa: E402  (bench/, on sys.path as the script's folder)
+
 SHOW = 10
 
 

@@ -8,9 +8,8 @@ pending articles, whether article and unit ids are unique, and the seconds of on
 ``parse_statute(..., workers=2)`` (page reading included). A file that fails prints its error
 instead of a row, and the script exits 1.
 
-Why the specs are defined here: the act registry (``schemas/acts.toml``) holds only the Civil
-Code so far; k.p.c., k.p. and k.k. rows are added separately. The ``ActSpec`` values below are
-what those rows must say (title, ELI, the address printed on page 1 of the PDFs).
+The specs come from registry rows: ``schemas/acts.toml`` (the Civil Code) and
+``bench/data/acts_more_codes.toml`` (k.p.c., k.p., k.k., until they are shipped).
 """
 
 from __future__ import annotations
@@ -27,15 +26,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.statutes.pl.parser import ActSpec, parse_statute  # noqa: E402
 from pipelines.statutes.pl.tables import nodes_table  # noqa: E402
+from schemas.acts import ActRegistry, registry  # noqa: E402
 
-# ISAP file name prefix (D + Dz. U. year + position) → the act
-SPECS = {
-    "D19640093": ActSpec("pl:kc", "Kodeks cywilny", "k.c.", "DU/1964/93", "Dz. U. 1964 Nr 16 poz. 93"),
-    "D19640296": ActSpec("pl:kpc", "Kodeks postępowania cywilnego", "k.p.c.", "DU/1964/296",
-                         "Dz. U. 1964 Nr 43 poz. 296"),
-    "D19740141": ActSpec("pl:kp", "Kodeks pracy", "k.p.", "DU/1974/141", "Dz. U. 1974 Nr 24 poz. 141"),
-    "D19970553": ActSpec("pl:kk", "Kodeks karny", "k.k.", "DU/1997/553", "Dz. U. 1997 Nr 88 poz. 553"),
-}
+MORE_CODES = Path(__file__).resolve().parent / "data" / "acts_more_codes.toml"
+
+
+def isap_specs() -> dict[str, ActSpec]:
+    """ISAP file name prefix (D + Dz. U. year + position, ``D19640093``) → the act's ``ActSpec``:
+    the registry's ISAP acts plus the rows of ``bench/data/acts_more_codes.toml`` (k.p.c., k.p.,
+    k.k., not shipped in ``schemas/acts.toml`` yet), so the specs are written once, as registry rows."""
+    acts = {a.id: a for a in (*registry().of_source("eli"), *ActRegistry.load(MORE_CODES).acts)}
+    return {a.sample_stem[:9]: ActSpec.of(a) for a in acts.values()}
+
+
+SPECS = isap_specs()
 
 
 def main() -> int:

@@ -345,7 +345,8 @@ def download_act(source: EliSource, landing: RawLandingZone, eli: str, act_id: s
     On HTTP 304 the already-landed file for (act_id, version) is returned; if the landing zone
     lost it (validators outlived the bytes), the PDF is fetched again unconditionally.
     """
-    known = registry().get(act_id) if act_id in registry() else None
+    reg = registry()
+    known = reg.get(act_id) if act_id in reg else None
     if known is not None and known.address != _check_eli(eli):
         raise ValueError(f"act {act_id!r} is ELI {known.address!r}, not {eli!r}")
     fetched = source.fetch_pdf(eli, version)

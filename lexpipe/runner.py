@@ -64,12 +64,8 @@ def run_corpus(settings: Settings, *, act_id: str = "pl:kc", versions: list[str]
     for v in sorted(wanted):
         if progress:
             progress(f"{act_id} {v}: raw → articles → checks → chunks → diff → publish" + (" → index" if index else ""))
-        t0 = time.perf_counter()
-        result = job.execute_in_process(
-            partition_key=v, instance=instance, raise_on_error=False,
-            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
-        failed_checks, skipped, err = _outcome(result)
-        runs.append(PartitionRun(v, result.success and not failed_checks, time.perf_counter() - t0,
+        result, failed_checks, skipped, err, seconds = _execute(job, log_level, partition_key=v, instance=instance)
+        runs.append(PartitionRun(v, result.success and not failed_checks, seconds,
                                  failed_checks, skipped, err))
     return runs
 
@@ -93,13 +89,10 @@ def run_german_statutes(settings: Settings, *, act_ids: list[str], instance: dg.
     for act_id in act_ids:
         if progress:
             progress(f"{act_id}: every text state → parse → checks → chunks → diff → publish" + (" → index" if index else ""))
-        t0 = time.perf_counter()
-        result = job.execute_in_process(
-            partition_key=slugs[act_id], instance=instance, raise_on_error=False,
-            asset_selection=None if index else [de_statutes.german_statute_versions.key],
-            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
-        failed_checks, skipped, err = _outcome(result)
-        runs.append(PartitionRun(act_id, result.success and not failed_checks, time.perf_counter() - t0,
+        result, failed_checks, skipped, err, seconds = _execute(
+            job, log_level, partition_key=slugs[act_id], instance=instance,
+            asset_selection=None if index else [de_statutes.german_statute_versions.key])
+        runs.append(PartitionRun(act_id, result.success and not failed_checks, seconds,
                                  failed_checks, skipped, err))
     return runs
 
@@ -117,14 +110,20 @@ def run_cases(settings: Settings, *, instance: dg.DagsterInstance | None = None,
     instance = instance or dg.DagsterInstance.get()
     if progress:
         progress("de:cases: sync → quarantine check → sections → chunks → citations" + (" → index" if index else ""))
-    t0 = time.perf_counter()
     selection = None if index else [a.key for a in de_cases.ASSETS if a.key != de_cases.case_search_index.key]
-    result = defs.resolve_job_def(de_cases.cases_job.name).execute_in_process(
-        instance=instance, raise_on_error=False, asset_selection=selection,
-        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
-    failed_checks, skipped, err = _outcome(result)
-    return PartitionRun("de:cases", result.success and not failed_checks, time.perf_counter() - t0,
+    result, failed_checks, skipped, err, seconds = _execute(
+        defs.resolve_job_def(de_cases.cases_job.name), log_level, instance=instance, asset_selection=selection)
+    return PartitionRun("de:cases", result.success and not failed_checks, seconds,
                         failed_checks, skipped, err)
+
+
+def _execute(job, log_level: str, **kwargs):
+    """One in-process run of ``job`` with the console log level: (result, failed checks, skipped
+    steps, first step error, seconds)."""
+    t0 = time.perf_counter()
+    result = job.execute_in_process(raise_on_error=False, **kwargs,
+                                    run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+    return (result, *_outcome(result), time.perf_counter() - t0)
 
 
 def _outcome(result) -> tuple[list[str], list[str], str | None]:
@@ -186,14 +185,11 @@ def run_benchmarks(settings: Settings, *, versions: list[str] | None = None, ins
         steps = (["questions"] if i == 0 else []) + ["staleness"] + (["retrieval_eval"] if evaluate and v == serving else [])
         if progress:
             progress(f"benchmarks {v}: " + " → ".join(steps))
-        t0 = time.perf_counter()
-        result = job.execute_in_process(
-            partition_key=v, instance=instance, raise_on_error=False,
-            asset_selection=[dg.AssetKey(["benchmarks", s]) for s in steps],
-            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
-        failed_checks, skipped, err = _outcome(result)
+        result, failed_checks, skipped, err, seconds = _execute(
+            job, log_level, partition_key=v, instance=instance,
+            asset_selection=[dg.AssetKey(["benchmarks", s]) for s in steps])
         blocking = [c for c in failed_checks if c.startswith("benchmark_questions_valid")]
-        runs.append(BenchmarkRun(v, steps, result.success and not blocking, time.perf_counter() - t0,
+        runs.append(BenchmarkRun(v, steps, result.success and not blocking, seconds,
                                  failed_checks, skipped, err, result.run_id))
         if blocking or not result.success:
             break
@@ -208,10 +204,7 @@ def _run_answers(defs, instance, version: str, log_level: str, progress) -> Benc
 
     if progress:
         progress(f"answers {version}: every Civil Code question answered and scored")
-    t0 = time.perf_counter()
-    result = defs.resolve_job_def(answers.answers_job.name).execute_in_process(
-        partition_key=version, instance=instance, raise_on_error=False,
-        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
-    failed_checks, skipped, err = _outcome(result)
-    return BenchmarkRun(version, ["answers"], result.success, time.perf_counter() - t0, failed_checks, skipped,
+    result, failed_checks, skipped, err, seconds = _execute(
+        defs.resolve_job_def(answers.answers_job.name), log_level, partition_key=version, instance=instance)
+    return BenchmarkRun(version, ["answers"], result.success, seconds, failed_checks, skipped,
                         err, result.run_id)

@@ -20,23 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from schemas.acts import DEFAULT_REGISTRY, ActRegistry
+from registry_rows import KK as KK_ROW  # tests/, on sys.path via conftest
 
-KK_ROW = """
-[[act]]
-id = "pl:kk"
-jurisdiction = "pl"
-language = "pl"
-title = "Kodeks karny"
-citation = "k.k."
-source = "eli"
-address = "DU/1997/553"
-display_address = "Dz. U. 1997 Nr 88 poz. 553"
-official_title = "Ustawa z dnia 6 czerwca 1997 r. - Kodeks karny"
-sample_stem = "D19970553Lj"
-layout = "isap"
-article_unit = "art"
-paragraph_unit = "§"
-"""
 VERSION = "2026-07-28"
 
 

@@ -47,3 +47,18 @@ def test_german_statute_and_case_law_from_lexpipe_run(tmp_path: Path, sample_dir
     assert list((OldpPaths(home).store_root / "cases").glob("part-*.parquet"))
     # --no-index: no search index was built, and no Polish act was touched
     assert not (home / "index").exists() and not (home / "corpus" / "pl").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--jurisdiction", "fr"], "no act of jurisdiction 'fr'"),
+    (["run", "--acts", "pl:kc,pl:nope"], "unknown act id 'pl:nope'"),
+])
+def test_a_bad_selection_is_refused_before_anything_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture, argv, message) -> None:
+    from lexpipe.cli import main
+
+    monkeypatch.setenv("LEXPIPE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "home").exists() and not (tmp_path / "dagster_home").exists()

@@ -15,20 +15,8 @@ from pipelines.retrieval.languages import (
 )
 from schemas import elasticsearch as es_schema
 from schemas.acts import DEFAULT_REGISTRY
+from registry_rows import KK  # tests/, on sys.path via conftest
 
-KK = """
-[[act]]
-id = "pl:kk"
-jurisdiction = "pl"
-language = "pl"
-title = "Kodeks karny"
-citation = "k.k."
-source = "eli"
-address = "DU/1997/553"
-display_address = "Dz. U. 1997 Nr 88 poz. 553"
-sample_stem = "D19970553Lj"
-layout = "isap"
-"""
 
 
 def test_known_acts_are_the_registry_acts_of_the_language():

@@ -17,32 +17,8 @@ from pipelines.statutes.de.build import (
     validate_step,
 )
 from schemas.arrow import ARTICLES, LEVELS, conform
+from registry_rows import GG_AND_XG  # tests/, on sys.path via conftest
 
-GG_AND_XG = """
-[[act]]
-id = "de:gg"
-jurisdiction = "de"
-language = "de"
-title = "Grundgesetz für die Bundesrepublik Deutschland"
-citation = "GG"
-source = "gesetze"
-address = "gg"
-sample_stem = "gg"
-layout = "gesetze"
-article_unit = "Art"
-
-[[act]]
-id = "de:xg"
-jurisdiction = "de"
-language = "de"
-title = "Gesetz über Beispiele"
-citation = "XG"
-source = "gesetze"
-address = "xg"
-sample_stem = "xg"
-layout = "gesetze"
-article_unit = "§"
-"""
 
 
 @pytest.fixture(scope="module")

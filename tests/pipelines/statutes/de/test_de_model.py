@@ -5,32 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipelines.statutes.de.model import GermanAct, GermanStatuteError, german_acts
+from registry_rows import GG_AND_XG  # tests/, on sys.path via conftest
 
-GG_AND_XG = """
-[[act]]
-id = "de:gg"
-jurisdiction = "de"
-language = "de"
-title = "Grundgesetz für die Bundesrepublik Deutschland"
-citation = "GG"
-source = "gesetze"
-address = "gg"
-sample_stem = "gg"
-layout = "gesetze"
-article_unit = "Art"
-
-[[act]]
-id = "de:xg"
-jurisdiction = "de"
-language = "de"
-title = "Gesetz über Beispiele"
-citation = "XG"
-source = "gesetze"
-address = "xg"
-sample_stem = "xg"
-layout = "gesetze"
-article_unit = "§"
-"""
 
 
 def test_the_shipped_registry_gives_the_six_acts() -> None:
