@@ -14,7 +14,7 @@ diff comparing citations only would say), the removed ids grouped by the old str
 the new version's node of that id: "(zawierający art. … – uchylony)" says the unit was repealed
 whole) and the added ids.
 
-``--check N``: N units of each class (editorial ones of distinct kinds of difference first), each
+``--check N`` (and ``--units 88,986^1``): N units of each class (and those articles) (editorial ones of distinct kinds of difference first), each
 looked up in both PDFs' pdfium text (the pages the parser gave, the span from its "Art. N." head,
 superscripts fused, footnote references dropped) and printed as one table row: act, unit, class,
 what the two PDFs print at the word diff (one hunk, shortened), and an automatic verdict —
@@ -114,13 +114,17 @@ def squeeze(text: str) -> str:
     return re.sub(r"[\u2010-\u2015\u2212]", "-", t.replace("^", ""))
 
 
-def first_hunk(old: str, new: str, context: int = 2) -> tuple[str, str]:
-    """The first word-level difference of two readings, with ``context`` words either side."""
+def first_hunk(old: str, new: str, context: int = 2, real: bool = False) -> tuple[str, str]:
+    """The first word-level difference of two readings, with ``context`` words either side; with
+    ``real``, the first one ``editorial_form`` does not level (a changed article may also be reprinted)."""
     a, b = re.findall(r"\S+", old or ""), re.findall(r"\S+", new or "")
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if op != "equal":
-            return " ".join(a[max(i1 - context, 0):i2 + context]), " ".join(b[max(j1 - context, 0):j2 + context])
-    return "", ""
+    hunks = [(i1, i2, j1, j2, " ".join(a[max(i1 - context, 0):i2 + context]), " ".join(b[max(j1 - context, 0):j2 + context]))
+             for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op != "equal"]
+    base = editorial_form(" ".join(a))
+    for i1, i2, j1, j2, ctx_a, ctx_b in hunks:  # real: applying this hunk alone changes the editorial form
+        if not real or editorial_form(" ".join(a[:i1] + b[j1:j2] + a[i2:])) != base:
+            return ctx_a, ctx_b
+    return (hunks[0][2], hunks[0][3]) if hunks else ("", "")
 
 
 def shorten(s: str, n: int = 60) -> str:
@@ -147,8 +151,9 @@ def check_row(r: dict, old_art: dict | None, new_art: dict | None, old_pages: li
     # the text in force first, else the announced reading (the diff's reading joins them with a
     # "[from <date>:]" line the PDFs do not print)
     o_txt, n_txt = (old_art or {}).get("text") or "", (new_art or {}).get("text") or ""
-    a, b = first_hunk(o_txt, n_txt) if o_txt != n_txt else \
-        first_hunk((old_art or {}).get("text_pending") or "", (new_art or {}).get("text_pending") or "")
+    real = kind == "changed"
+    a, b = first_hunk(o_txt, n_txt, real=real) if editorial_form(o_txt) != editorial_form(n_txt) or not real else \
+        first_hunk((old_art or {}).get("text_pending") or "", (new_art or {}).get("text_pending") or "", real=real)
     in_old, in_new = bool(o_span) and squeeze(a) in squeeze(o_span), bool(n_span) and squeeze(b) in squeeze(n_span)
     said = f"old «{shorten(a, 50)}» {'✓' if in_old else '✗'} / new «{shorten(b, 50)}» {'✓' if in_new else '✗'}"
     if kind == "changed":  # and the PDFs do differ there: not both readings in both PDFs
@@ -224,6 +229,7 @@ def main() -> int:
     ap.add_argument("--home", help="read the published articles of this LEXPIPE_HOME instead of parsing")
     ap.add_argument("--rediff", action="store_true", help="with --home: rewrite the published diff")
     ap.add_argument("--check", type=int, default=0, help="check N units per class against the PDFs")
+    ap.add_argument("--units", default="", help="with --check: also these article numbers (comma-separated)")
     ap.add_argument("--sample", type=int, default=0, help="print N units per class side by side")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -263,19 +269,21 @@ def main() -> int:
             print(f"\n=== {kind}: Art. {r['number']}  ({args.old} | {args.new})")
             print(side_by_side(r["old_text"], r["new_text"]))
 
-    if args.check:
+    if args.check or args.units:
         old_pages, new_pages = (pdf_pages(isap / f"{args.act}Lj_{v}.pdf") for v in (args.old, args.new))
         old_arts = {r["id"]: r for r in old_a.to_pylist()}
         new_arts = {r["id"]: r for r in new_a.to_pylist()}
         rng = random.Random(args.seed)
         print(f"\n| act | unit | class | what the PDFs print ({args.old} / {args.new}) | verdict |\n|---|---|---|---|---|")
         verdicts = Counter()
-        for kind in KINDS:
-            for r in pick(rows, kind, args.check, rng):
-                said, verdict = check_row(r, old_arts.get(r["article_id"]), new_arts.get(r["article_id"]),
-                                          old_pages, new_pages)
-                verdicts[verdict] += 1
-                print(f"| {spec.short_name} | {r['article_id']} | {kind} | {said.replace('|', '/')} | {verdict} |")
+        wanted = [n for n in args.units.split(",") if n]
+        chosen = [r for kind in KINDS for r in pick(rows, kind, args.check, rng)]
+        chosen += [r for n in wanted for r in rows if r["number"] == n and r not in chosen]
+        for r in chosen:
+            said, verdict = check_row(r, old_arts.get(r["article_id"]), new_arts.get(r["article_id"]),
+                                      old_pages, new_pages)
+            verdicts[verdict] += 1
+            print(f"| {spec.short_name} | {r['article_id']} | {r['change']} | {said.replace('|', '/')} | {verdict} |")
         print(f"\nverdicts: {dict(verdicts)}")
     return 0
 
