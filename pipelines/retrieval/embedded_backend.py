@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from core.atomic import atomic_write_json
+from pipelines.retrieval.cross_act_merge import merge_acts
 from pipelines.retrieval.encoders import Encoder
 # HybridConfig, RRF_CONFIG and SearchError live in fusion / interface (shared with the
 # Elasticsearch backend); re-exported here for existing imports
@@ -44,6 +45,7 @@ _SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing 
 CANDIDATES = 100  # per-retriever depth before fusion / article collapse
 LEG_NAMES = ("bm25", "dense", "gaius")
 IN_MEMORY_MAX_ROWS = 50_000  # dense and full-text legs score tables up to this size in memory (exact)
+UNION = "|"  # joins the table names of a union "table" (several acts searched as one corpus)
 
 
 def bigrams(tokens: Sequence[str]) -> list[str]:
@@ -90,7 +92,8 @@ def where_clause(filters: Filters) -> str | None:
 class EmbeddedBackend:
     def __init__(self, root: Path, *, encoder: Encoder, analyzer: TextAnalyzer, keep_versions: int = 3,
                  grace_s: float = 600.0, hybrid: HybridConfig = HybridConfig(),
-                 reranker: LinearReranker | None = None, section_fusion: "SectionFusion | None" = None):
+                 reranker: LinearReranker | None = None, section_fusion: "SectionFusion | None" = None,
+                 cross_act: str = "union"):
         import lancedb
 
         self.root = Path(root)
@@ -106,6 +109,9 @@ class EmbeddedBackend:
         self._row_counts: dict[str, int] = {}
         self._built_with: dict[str, str | None] = {}  # table → id of the encoder that embedded it
         # hybrid legs run side by side: LanceDB and the encoder release the GIL while they work
+        # several acts in one search: one corpus ("union", default), or per-act results merged
+        # (``cross_act_merge.METHODS``); see cross_act_merge.py for the measurements
+        self.cross_act = cross_act
         self._pool = ThreadPoolExecutor(max_workers=len(LEG_NAMES), thread_name_prefix="hybrid-leg")
         self._lock = threading.RLock()  # gaius() opens the table while holding it
 
@@ -221,7 +227,14 @@ class EmbeddedBackend:
         if why:
             raise SearchError(why)
 
+    def _arrow(self, name: str) -> pa.Table:
+        """A table's rows; for a union name (``a|b``) the rows of its tables, concatenated."""
+        parts = [self._table(t).to_arrow() for t in name.split(UNION)]
+        return parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="default")
+
     def _table(self, name: str):
+        if UNION in name:
+            raise ValueError(f"{name!r} is a union of tables, searched in memory only")
         with self._lock:
             if name not in self._tables:
                 self._tables[name] = self.db.open_table(name)
@@ -302,7 +315,7 @@ class EmbeddedBackend:
 
         with self._lock:
             if table not in self._gaius:
-                self._gaius[table] = GaiusRetriever(self._table(table).to_arrow())
+                self._gaius[table] = GaiusRetriever(self._arrow(table))
         # the lead-in stripper knows Polish exam lead-ins only; other languages get the query as is
         lp = PROFILES.get(getattr(self.analyzer, "lang", DEFAULT_LANGUAGE))
         query = strip_boilerplate(query) if lp is not None and lp.strip_exam_lead_ins else query
@@ -312,7 +325,7 @@ class EmbeddedBackend:
         """Analysed tokens and IDF of a table's chunks, for the reranker's overlap features."""
         with self._lock:
             if table not in self._lexical:
-                t = self._table(table).to_arrow().select(["chunk_id", "text_analyzed"])
+                t = self._arrow(table).select(["chunk_id", "text_analyzed"])
                 self._lexical[table] = LexicalStats.from_analyzed(t["chunk_id"].to_pylist(),
                                                                   t["text_analyzed"].to_pylist())
             return self._lexical[table]
@@ -329,13 +342,13 @@ class EmbeddedBackend:
         collections) use LanceDB's indexes."""
         with self._lock:
             if table not in self._row_counts:
-                self._row_counts[table] = self._table(table).count_rows()
+                self._row_counts[table] = sum(self._table(t).count_rows() for t in table.split(UNION))
             return self._row_counts[table] <= IN_MEMORY_MAX_ROWS
 
     def section_context(self, table: str) -> TableContext:
         with self._lock:
             if table not in self._sections:
-                t = self._table(table).to_arrow()
+                t = self._arrow(table)
                 cols = ["chunk_id", "article_id", "act_id", "jurisdiction", "version", "heading_path", "text", "status",
                         *(c for c in TableContext.FTS_COLUMNS if c in t.column_names)]
                 vectors = t["vector"].combine_chunks().flatten().to_numpy().reshape(t.num_rows, -1) if t.num_rows else None
@@ -395,28 +408,47 @@ class EmbeddedBackend:
                 self._row_counts.clear()
             return self._search(request)
 
+    def _union_of(self, resolved: list[tuple[str, str, str]]) -> str | None:
+        """The union name of several resolved statute tables searched as one corpus, or None when
+        they must be searched one by one (one table; the German section fusion, whose §-prior and
+        fitted weights are per act; a union too large to score in memory)."""
+        if len(resolved) < 2 or self.cross_act != "union" or self.section_fusion is not None:
+            return None
+        name = UNION.join(sorted(t for _, _, t in resolved))
+        return name if self._in_memory(name) else None
+
+    def _search_table(self, table: str, request: SearchRequest, depth: int) -> list[Hit]:
+        if request.retriever == "hybrid":
+            return self.hybrid_search(table, request.query, request.filters, depth)
+        if request.retriever == "dense" and self.section_fusion is not None:
+            # German: long questions reduced to key terms; scored exactly in memory over the
+            # table context the hybrid keeps anyway (same ranking as dense(), without LanceDB
+            # materialising 300 rows with their text: p95 227 → see BENCHMARKS.md)
+            ctx = self.section_context(table)
+            q = dense_query(request.query, self.analyzer, ctx.idf, getattr(self.analyzer, "lang", "de"))
+            return ctx.exact_dense(self.encoder.encode_queries([q])[0], request.filters, depth)
+        if request.retriever in ("bm25", "dense", "gaius"):
+            return getattr(self, request.retriever)(table, request.query, request.filters, depth)
+        raise SearchError(f"unknown retriever {request.retriever!r}")
+
     def _search(self, request: SearchRequest) -> list[Hit]:
-        per_table: list[list[Hit]] = []
         where_clause(request.filters)  # rejects unsafe filter values even when no leg asks LanceDB
-        for act, version, table in self._resolve(request.filters):
-            if request.retriever in ("hybrid", "dense"):
+        if request.retriever not in ("bm25", "dense", "gaius", "hybrid"):
+            raise SearchError(f"unknown retriever {request.retriever!r}")
+        resolved = self._resolve(request.filters)
+        if request.retriever in ("hybrid", "dense"):
+            for act, version, table in resolved:
                 self._check_encoder(act, version, table)
-            depth = max(CANDIDATES, 3 * request.k)
-            if request.retriever == "hybrid":
-                per_table.append(self.hybrid_search(table, request.query, request.filters, depth))
-            elif request.retriever == "dense" and self.section_fusion is not None:
-                # German: long questions reduced to key terms; scored exactly in memory over the
-                # table context the hybrid keeps anyway (same ranking as dense(), without LanceDB
-                # materialising 300 rows with their text: p95 227 → see BENCHMARKS.md)
-                ctx = self.section_context(table)
-                q = dense_query(request.query, self.analyzer, ctx.idf, getattr(self.analyzer, "lang", "de"))
-                per_table.append(ctx.exact_dense(self.encoder.encode_queries([q])[0], request.filters, depth))
-            elif request.retriever in ("bm25", "dense", "gaius"):
-                per_table.append(getattr(self, request.retriever)(table, request.query, request.filters, depth))
-            else:
-                raise SearchError(f"unknown retriever {request.retriever!r}")
-        merged = per_table[0] if len(per_table) == 1 else sorted(
-            (h for hits in per_table for h in hits), key=lambda h: -h.score)
+        depth = max(CANDIDATES, 3 * request.k)
+        union = self._union_of(resolved)
+        if union is not None:
+            # several acts as one corpus: one BM25 (IDF over all of them), one exact dense scan, one
+            # gAIus index, one reranking of the legs' joint candidates — so scores of different
+            # acts are on one scale (see cross_act_merge.py for why per-act scores are not)
+            merged = self._search_table(union, request, depth)
+        else:
+            per_table = [self._search_table(table, request, depth) for _, _, table in resolved]
+            merged = per_table[0] if len(per_table) == 1 else merge_acts(per_table, self.cross_act)
         for i, h in enumerate(merged, 1):
             h.rank = i
         return collapse_to_articles(merged, request.k)

@@ -23,6 +23,11 @@ class ExamQuestion:
     legal_basis: str
     gold_articles: tuple[str, ...]
 
+    @property
+    def act(self) -> str:
+        """The act of the (first) gold article: ``pl:kc:art:22^1`` → ``pl:kc``."""
+        return self.gold_articles[0].split(":art:", 1)[0] if self.gold_articles else ""
+
     def text(self, with_options: bool = False) -> str:
         if not with_options:
             return self.question
@@ -39,17 +44,27 @@ def gold_articles(legal_basis: str) -> tuple[str, ...]:
 
 
 def load_exam_questions(exams_dir: Path, years: Iterable[int] = (2021, 2022, 2023),
-                        act_suffix: str = "k.c.") -> list[ExamQuestion]:
-    """Unique questions (by text) whose legal basis cites the act; order: year, exam, id."""
+                        act_suffix: str | None = "k.c.", *,
+                        resolve: Callable[[str], tuple[str, ...]] | None = None) -> list[ExamQuestion]:
+    """Unique questions (by text) whose legal basis cites the act; order: year, exam, id.
+
+    ``act_suffix=None``: every question whose gold resolves to an article of a registry act (the
+    multi-act benchmark); ``resolve`` maps a legal basis to gold article ids (default
+    :func:`gold_articles`; ``pipelines.benchmarks.legal_basis.gold_articles`` reads more forms)."""
+    resolve = resolve or gold_articles
     out: dict[str, ExamQuestion] = {}
     for year in years:
         for f in sorted((Path(exams_dir) / str(year)).glob("*.jsonl")):
             for line in f.open(encoding="utf-8"):
                 r = json.loads(line)
-                if not r["legal_basis"].strip().endswith(act_suffix) or r["question"] in out:
+                basis = r["legal_basis"].strip()
+                if (act_suffix is not None and not basis.endswith(act_suffix)) or r["question"] in out:
+                    continue
+                gold = resolve(basis)
+                if act_suffix is None and not gold:
                     continue
                 out[r["question"]] = ExamQuestion(f"{year}/{f.stem}#{r['id']}", r["question"], r["choices"],
-                                                  r["answer"], r["legal_basis"], gold_articles(r["legal_basis"]))
+                                                  r["answer"], r["legal_basis"], gold)
     return list(out.values())
 
 

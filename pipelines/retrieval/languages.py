@@ -60,6 +60,10 @@ class LanguageProfile:
     # must not rank BGB § 13 "Verbraucher" above art. 22^1 k.c. (seen before this rule held for
     # Polish too); another jurisdiction is searched only when an act of it is named
     scope_unnamed_search: bool = True
+    # a search naming no act but whose query names acts of the language (act_mentions: titles in
+    # any case, citations "k.p.c.") searches those acts only. Measured for Polish (exam questions
+    # name their code); off for German until measured on GerLayQA
+    detect_named_acts: bool = False
 
     def es_text_analyzer(self, has_plugin: bool) -> str:
         """The analyser of ``text`` / ``heading_path``: ``es_analyzer``, or the plain one when it
@@ -81,6 +85,7 @@ PROFILES: Mapping[str, LanguageProfile] = MappingProxyType({
         hybrid=HybridConfig(),  # z-score, tuned on the 2012–2020 exam questions
         strip_exam_lead_ins=True,
         default_act="pl:kc",
+        detect_named_acts=True,
     ),
     "de": LanguageProfile(
         code="de", name="German",

@@ -32,6 +32,7 @@ class SearchPage:
     versions: dict[str, str]  # act → version searched
     classification: object | None = None  # query_classifier.Classification for target=both
     quotas: dict[str, int] | None = None  # statute / case hits of the mix
+    named_acts: tuple[str, ...] = ()  # acts the query named, to which an unfiltered search was narrowed
 
 
 def parse_date(value: str | dt.date | None, name: str = "as_of") -> dt.date | None:
@@ -116,7 +117,12 @@ class SearchService:
             self._backends[lang] = self._backend_for(lang)
         return self._backends[lang]
 
-    def search(self, query: str, *, offset: int = 0, target: str = "statutes", **kw) -> SearchPage:
+    def search(self, query: str, *, offset: int = 0, target: str = "statutes", detect_acts: bool = True,
+               **kw) -> SearchPage:
+        """``detect_acts``: a statute search without an act filter whose query names indexed acts
+        of its language ("Zgodnie z Kodeksem pracy, …", "art. 5 k.p.c.": ``act_mentions``) searches
+        those acts only; ``SearchPage.named_acts`` says so. Off, every act of the language is
+        searched."""
         if target not in TARGETS:
             raise InvalidRequest(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
         request = build_request(query, offset=offset, **kw)
@@ -132,13 +138,16 @@ class SearchService:
             raise InvalidRequest(f"court decisions exist for {cases.name} law only "
                                  f"(target=cases/both needs {cases.code}: acts)")
         backend = self.backend_of(lang)
+        named: tuple[str, ...] = ()
         if lp is not None and lp.scope_unnamed_search and not request.filters.act_ids and target != "cases":
             # the language's statutes, named: never let a German query touch Polish tables
             acts = tuple(a for a in backend.acts() if a.startswith(f"{lang}:") and a != lp.cases_act) \
                 if hasattr(backend, "acts") else ()
             if not acts:  # an empty act filter would mean "every act indexed"
                 raise InvalidRequest(f"no {lang}: statute is indexed; search target=cases, or index one first")
-            request = replace(request, filters=replace(request.filters, act_ids=acts))
+            detect = detect_acts and lp.detect_named_acts and target == "statutes"
+            named = _named_in_scope(request.query, acts) if detect else ()
+            request = replace(request, filters=replace(request.filters, act_ids=named or acts))
         classification, quotas = None, None
         try:
             if target == "statutes":
@@ -156,4 +165,11 @@ class SearchService:
         page = hits[offset:offset + request.k - offset]
         versions = {h.act_id: h.version for h in hits}
         return SearchPage(page, offset, request.k - offset, request.retriever, versions,
-                          classification=classification, quotas=quotas)
+                          classification=classification, quotas=quotas, named_acts=named)
+
+
+def _named_in_scope(query: str, scope: tuple[str, ...]) -> tuple[str, ...]:
+    """The acts of ``scope`` (indexed, of the search's language) that ``query`` names."""
+    from pipelines.retrieval.act_mentions import acts_of, named_acts
+
+    return named_acts(query, acts_of(scope))
