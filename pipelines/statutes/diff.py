@@ -64,19 +64,22 @@ def editorial_form(text: str) -> str:
 
     - ``(Dz. U. …)`` references to other acts, refreshed or dropped (k.p.c. art. 585, 626^11, 890);
     - the punctuation ISAP puts after a repeal marker: ``(uchylony).`` (2016) / ``(uchylony)`` (2025),
-      ``(uchylona),``, ``(uchylony);``, ``(utracił moc).`` (k.p.: 59 articles), and the parentheses of
+      ``(uchylona),``, ``(uchylony);``, ``(utracił moc).`` (k.p.: 65 of the 81 articles that
+      moved from changed to editorial; k.p.c.: 31 moved, 17 of them by spaces), and the parentheses of
       ``5) uchylony`` (k.p. 2016 art. 30);
-    - spaces: lost or added between words (pdfium text ``socjalnejokreśli``, ``Wrazie``, ``rejonowymoże``),
+    - spaces: lost or added between words (``Socjalnejokreśli``, ``Wrazie``: the parser drops a footnote
+      reference ending a line together with the line break; ``rejonowymoże`` in the 2023 k.p.c.),
       around dashes (``1– 4``, ``pracownika–ojca``), before ``%`` (``20%`` / ``20 %``), after a comma;
       a space is kept where a digit meets a letter or digit, so no number can merge with another;
     - dash and quote forms (– — ‒ - ; „” “ " ' ’), the ellipsis, and a compound broken at a line end
       (``opiekuńczo- -lecznicze`` / ``opiekuńczo-lecznicze``, k.p. art. 182, k.p.c. art. 579^4);
-    - superscript rendering: ``art. 8091`` / ``art. 809^1``, ``§ 22`` / ``§ 2^2``, hours ``2100`` /
-      ``21^00`` (the older PDFs print these digits inline; unit numbers are never renumbered by an
-      amendment, Zasady techniki prawodawczej § 84, so the same digits name the same unit);
+    - superscript rendering: ``art. 8091`` / ``art. 809^1``, ``§ 11`` / ``§ 1^1`` (k.p.c. art. 986^1,
+      760^2: the 2023 PDF prints the last digit inline at full size, 2024 raised and smaller — pdfium
+      glyph boxes), hours ``2100`` / ``21^00``. Amendments insert units with superscripts instead of
+      renumbering, so the same digits name the same unit; ``§ 11`` / ``§ 12`` stays a change;
     - a paragraph label printed without its sign at the start of a paragraph: ``Art. 88. 1.`` in the
-      2023 k.p.c. PDF, ``Art. 88. § 1.`` in 2024 (also art. 156^1, 280, 1106^3, 1153^25). (``§ 1.Jeżeli`` /
-      ``§ 1. Jeżeli``, art. 598^15, is the space rule.) Inside a sentence a missing ``§`` stays a change (``oraz w 1^1`` / ``oraz w § 1^1``, k.p.c. art. 805):
+      2023 k.p.c. PDF, ``Art. 88. § 1.`` in 2024 (also art. 156^1, 280, 1106^3, 1153^25). Inside a
+      sentence a missing ``§`` stays a change (``oraz w 1^1`` / ``oraz w § 1^1``, k.p.c. art. 805):
       there it can decide which unit is meant.
 
     Words, numbers, their order and every other punctuation mark are compared as they are.
