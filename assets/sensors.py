@@ -457,8 +457,8 @@ def build_freshness_check(watcher: SourceWatcher) -> dg.AssetChecksDefinition:
 @dataclass(frozen=True)
 class PolishRefresh:
     """What keeps one Polish act fresh: the job a new version runs, the weekly re-validation job
-    and schedule, and the ELI watcher that requests runs. For the benchmark act the refresh also
-    brings the benchmark staleness up to date (and the question table when it does not exist)."""
+    and schedule, and the ELI watcher that requests runs. The refresh also brings the act's
+    benchmark staleness up to date (and the question table when it does not exist)."""
 
     family: pl_statutes.PolishActAssets
     refresh_assets: list
@@ -470,8 +470,9 @@ class PolishRefresh:
 
 def polish_refresh(fam: pl_statutes.PolishActAssets) -> PolishRefresh:
     act = fam.act
-    with_benchmarks = fam.act_id == benchmarks.ACT_ID
-    refresh_assets = [*fam.assets, *((benchmarks.questions, benchmarks.staleness) if with_benchmarks else ())]
+    bench = benchmarks.BENCHMARKS.get(fam.act_id)
+    with_benchmarks = bench is not None
+    refresh_assets = [*fam.assets, *((benchmarks.questions, bench.staleness) if bench is not None else ())]
     refresh_job = dg.define_asset_job(
         f"{act.key}_refresh", selection=dg.AssetSelection.assets(*refresh_assets), partitions_def=fam.versions,
         description=f"A new {act.id} version end to end: raw → parse → checks → chunks → diff → publish → index"

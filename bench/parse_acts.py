@@ -8,8 +8,7 @@ pending articles, whether article and unit ids are unique, and the seconds of on
 ``parse_statute(..., workers=2)`` (page reading included). A file that fails prints its error
 instead of a row, and the script exits 1.
 
-The specs come from registry rows: ``schemas/acts.toml`` (the Civil Code) and
-``bench/data/acts_more_codes.toml`` (k.p.c., k.p., k.k., until they are shipped).
+The specs come from the registry rows of ``schemas/acts.toml`` (k.c., k.p.c., k.p., k.k.).
 """
 
 from __future__ import annotations
@@ -26,17 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.statutes.pl.parser import ActSpec, parse_statute  # noqa: E402
 from pipelines.statutes.pl.tables import nodes_table  # noqa: E402
-from schemas.acts import ActRegistry, registry  # noqa: E402
-
-MORE_CODES = Path(__file__).resolve().parent / "data" / "acts_more_codes.toml"
+from schemas.acts import registry  # noqa: E402
 
 
 def isap_specs() -> dict[str, ActSpec]:
     """ISAP file name prefix (D + Dz. U. year + position, ``D19640093``) → the act's ``ActSpec``:
-    the registry's ISAP acts plus the rows of ``bench/data/acts_more_codes.toml`` (k.p.c., k.p.,
-    k.k., not shipped in ``schemas/acts.toml`` yet), so the specs are written once, as registry rows."""
-    acts = {a.id: a for a in (*registry().of_source("eli"), *ActRegistry.load(MORE_CODES).acts)}
-    return {a.sample_stem[:9]: ActSpec.of(a) for a in acts.values()}
+    the registry's ISAP acts, so the specs are written once, as registry rows."""
+    return {a.sample_stem[:9]: ActSpec.of(a) for a in registry().of_source("eli")}
 
 
 SPECS = isap_specs()

@@ -33,6 +33,26 @@ def _selected(args: argparse.Namespace):
     return acts, cases
 
 
+def _unknown_act(act_ids, *, also: tuple[str, ...] = (), source: str | None = None) -> str | None:
+    """The refusal of the first id the registry does not hold (naming the ids it holds, and
+    ``also``: ids a command takes besides the registry's), or of an act of another ``source``;
+    None when every id is known."""
+    from schemas.acts import registry
+
+    reg = registry()
+    for a in act_ids:
+        if a in also:
+            continue
+        try:
+            act = reg.get(a)
+        except KeyError as exc:
+            return exc.args[0] + (f"; also {', '.join(also)}" if also else "")
+        if source is not None and act.source != source:
+            return (f"act {a!r} is not an act of source {source!r}; those are "
+                    f"{', '.join(x.id for x in reg.of_source(source)) or 'none'}")
+    return None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from lexpipe.runner import ensure_dagster_home, run_cases, run_corpus, run_german_statutes
     from pipelines.statutes.store import CorpusStore
@@ -68,10 +88,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         ok &= r.success
         console.print(f"de:cases: {'built' if r.success else _failure(r)} in {r.seconds:.1f}s "
                       f"({settings.home / 'cases'})")
-    from assets.benchmarks import ACT_ID as BENCHMARK_ACT
+    from assets.benchmarks import BENCHMARKS
 
-    if not args.no_benchmarks and BENCHMARK_ACT in polish_versions and store.published_versions(BENCHMARK_ACT):
-        ok &= _run_benchmarks(settings, args, console, polish_versions[BENCHMARK_ACT])
+    benchmarked = {a: v for a, v in polish_versions.items() if a in BENCHMARKS and store.published_versions(a)}
+    if not args.no_benchmarks and benchmarked:
+        ok &= _run_benchmarks(settings, args, console, benchmarked)
     return 0 if ok else 1
 
 
@@ -110,6 +131,10 @@ def _print_polish_runs(console, store, act, runs) -> bool:
         table.add_row(r.version, result, str(stats.get("articles", "-")), str(stats.get("superscript_articles", "-")),
                       str(stats.get("repealed", "-")), chunks, diff, f"{r.seconds:.1f}")
     console.print(table)
+    for r in runs:  # the table cell is cut and wrapped: the whole reason, naming the file, on one line
+        if not r.success:
+            reason = f"BLOCKED: {'; '.join(r.failed_checks)}" if r.failed_checks else f"FAILED: {r.error}"
+            console.print(f"{act_id} {r.version} {reason}", markup=False, highlight=False, soft_wrap=True)
     console.print(f"serving: {act_id} {store.current_version(act_id) or 'nothing'} ({store.layout.current_file(act_id)})")
     return ok
 
@@ -131,29 +156,41 @@ def _print_german_runs(console, store, runs) -> bool:
     return ok
 
 
-def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
-    """Benchmark questions, staleness per version and the serving version's retrieval evaluation."""
+def _run_benchmarks(settings, args, console, versions: dict[str, list[str]]) -> bool:
+    """Per act: benchmark staleness per version, the serving version's retrieval evaluation and
+    answers (the question table once, before the first act)."""
+    import json
+
     import pyarrow.parquet as pq
     from rich.table import Table
 
-    from assets.benchmarks import ACT_ID, eval_root, staleness_path
+    from assets.benchmarks import eval_root, questions_path, staleness_path
     from core.layout import Layout
     from lexpipe.runner import run_benchmarks
+    from pipelines.benchmarks.benchmark_table import table_stats
     from pipelines.benchmarks.retrieval_eval import METRICS, EvalHistory
 
     if args.eval_max_questions is not None:
         settings = settings.model_copy(update={"benchmark_max_questions": args.eval_max_questions})
-    runs = run_benchmarks(settings, versions=versions, evaluate=not args.no_eval,
-                          progress=lambda msg: console.print(f"[cyan]→[/] {msg}"))
     layout = Layout(settings.home)
-    table = Table(title="benchmark gold references per corpus version")
-    for col in ("version", "result", "questions flagged stale", "by reason", "seconds"):
+    runs = []
+    for i, (act_id, act_versions) in enumerate(versions.items()):
+        runs += run_benchmarks(settings, act_id=act_id, versions=act_versions, evaluate=not args.no_eval,
+                               questions=i == 0, progress=lambda msg: console.print(f"[cyan]→[/] {msg}"))
+        if runs and not runs[-1].success and runs[-1].steps and runs[-1].steps[0] == "questions":
+            break
+    if questions_path(layout).exists():
+        per_act = table_stats(pq.read_table(questions_path(layout)))["refs_in_corpus_per_act"]
+        console.print("benchmark gold references in the corpus: " + ", ".join(
+            f"{a} {n}" for a, n in sorted(per_act.items())) + f" (total {sum(per_act.values())})")
+    table = Table(title="benchmark gold references per act and corpus version")
+    for col in ("act", "version", "result", "questions flagged stale", "by reason", "seconds"):
         table.add_column(col)
     ok = True
     answer_runs = [r for r in runs if r.steps == ["answers"]]
     runs = [r for r in runs if r.steps != ["answers"]]
     for r in runs:
-        path = staleness_path(layout, ACT_ID, r.version)
+        path = staleness_path(layout, r.act_id, r.version)
         stale = reasons = "-"
         if path.exists():
             flags = pq.read_table(path).to_pylist()
@@ -162,37 +199,46 @@ def _run_benchmarks(settings, args, console, versions: list[str]) -> bool:
             reasons = ", ".join(f"{v} {k}" for k, v in counts.items()) or "none"
         result = "ok" if r.success else (f"FAILED: {r.error}" if r.error else "BLOCKED: " + "; ".join(r.failed_checks))
         ok &= r.success
-        table.add_row(r.version, result[:200], stale, reasons, f"{r.seconds:.1f}")
+        table.add_row(r.act_id, r.version, result[:200], stale, reasons, f"{r.seconds:.1f}")
     console.print(table)
-    evaluated = [r for r in runs if "retrieval_eval" in r.steps and r.success]
-    for r in evaluated:
-        rows = EvalHistory(eval_root(layout)).runs(r.run_id).to_pylist()
-        t = Table(title=f"retrieval evaluation, {ACT_ID} {r.version} (encoder {rows[0]['encoder'] if rows else '?'})")
-        for col in ("benchmark", "retriever", "query", "n", "skipped stale", "R@1", "R@5", "R@10", "R@50", "MRR", "NDCG@5"):
+    history = EvalHistory(eval_root(layout))
+    summary = Table(title="retrieval per act (exam questions with in-corpus gold, question only, hybrid)")
+    for col in ("act", "version", "scope", "n", "R@1", "R@5", "R@10", "MRR"):
+        summary.add_column(col)
+    for r in [r for r in runs if "retrieval_eval" in r.steps and r.success]:
+        rows = history.runs(r.run_id).to_pylist()
+        t = Table(title=f"retrieval evaluation, {r.act_id} {r.version} (encoder {rows[0]['encoder'] if rows else '?'})")
+        for col in ("scope", "benchmark", "retriever", "query", "n", "skipped stale", "R@1", "R@5", "R@10", "R@50",
+                    "MRR", "NDCG@5"):
             t.add_column(col)
         for row in rows:
-            t.add_row(row["benchmark"], row["retriever"], row["query_style"], str(row["n"]), str(row["skipped_stale"]),
-                      *("-" if row[m] is None else f"{row[m]:.3f}" for m in METRICS))
+            t.add_row(row["scope"], row["benchmark"], row["retriever"], row["query_style"], str(row["n"]),
+                      str(row["skipped_stale"]), *("-" if row[m] is None else f"{row[m]:.3f}" for m in METRICS))
+            if row["retriever"] == "hybrid" and row["query_style"] == "question" and row["benchmark"] == "pl_exams":
+                summary.add_row(r.act_id, r.version, row["scope"], str(row["n"]),
+                                *("-" if row[m] is None else f"{row[m]:.3f}"
+                                  for m in ("recall_at_1", "recall_at_5", "recall_at_10", "mrr")))
         console.print(t)
         regress = [c for c in r.failed_checks if c.startswith("retrieval_no_regression")]
         console.print(("[yellow]regression:[/] " + "; ".join(regress)) if regress else
                       "no metric fell by more than the regression margin against the previous run")
-        console.print(f"history: {eval_root(layout) / 'history'}  plot: {eval_root(layout) / 'history.png'}")
+    console.print(summary)
+    console.print(f"history: {eval_root(layout) / 'history'}  plots: {eval_root(layout)}/history*.png")
+    answers = Table(title="answers per act (offline answerer unless an LLM is configured)")
+    for col in ("act", "version", "questions", "n", "answer", "context", "joint", "failed"):
+        answers.add_column(col)
     for r in answer_runs:
         ok &= r.success
         if not r.success:
-            console.print(f"[red]answers {r.version} FAILED:[/] {r.error}")
+            console.print(f"[red]answers {r.act_id} {r.version} FAILED:[/] {r.error}")
             continue
-        import json
-
         (run_file,) = (layout.benchmarks / "answers").glob(f"*_{r.run_id[:8]}.json")  # this run's, not the newest
         info = json.loads(run_file.read_text())
-        t = Table(title=f"answers, {ACT_ID} {r.version} ({info['run_id']})")
-        for col in ("questions", "n", "answer", "context", "joint", "failed"):
-            t.add_column(col)
         for group, v in info["scores"].items():
-            t.add_row(group, str(v["n"]), f"{v['answer']:.3f}", f"{v['context']:.3f}", f"{v['joint']:.3f}", str(v["failed"]))
-        console.print(t)
+            answers.add_row(r.act_id, r.version, group, str(v["n"]), f"{v['answer']:.3f}", f"{v['context']:.3f}",
+                            f"{v['joint']:.3f}", str(v["failed"]))
+    if answer_runs:
+        console.print(answers)
     return ok
 
 
@@ -222,8 +268,13 @@ def _service(settings):
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from pipelines.retrieval.case_index import CASES_ACT
     from pipelines.retrieval.service import InvalidRequest
 
+    unknown = _unknown_act(args.act or [], also=(CASES_ACT,))
+    if unknown:  # before opening any index
+        print(f"lexpipe search: {unknown}", file=sys.stderr)
+        return 2
     try:
         page = _service(_settings(args)).search(
             args.query, k=args.k, retriever=args.retriever, acts=args.act or None, as_of=args.as_of,
@@ -259,6 +310,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pipelines.retrieval.encoders import get_encoder
     from pipelines.retrieval.index_build import index_step, open_backend
 
+    unknown = _unknown_act([args.act])
+    if unknown:
+        print(f"lexpipe index: {unknown}", file=sys.stderr)
+        return 2
     settings = _settings(args)
     layout = Layout(settings.home)
     act_id = args.act
@@ -293,6 +348,10 @@ def cmd_prefect(args: argparse.Namespace) -> int:
     """The same steps as Prefect flows, against Prefect's local ephemeral server (offline, quiet)."""
     from rich.table import Table
 
+    unknown = _unknown_act([args.act], source="eli" if args.flow == "refresh" else None)
+    if unknown:  # before Prefect's server starts: nothing runs
+        print(f"lexpipe prefect {args.flow}: {unknown}", file=sys.stderr)
+        return 2
     # importing the module first sets Prefect's offline/quiet environment, then imports prefect
     from lexpipe import prefect_flows as pf
 
@@ -326,7 +385,7 @@ def cmd_prefect(args: argparse.Namespace) -> int:
     version = args.versions[-1] if args.versions else None
     if args.flow == "benchmark":
         state = pf.benchmark(version=version, home=home, max_questions=args.eval_max_questions,
-                             evaluate=not args.no_eval, return_state=True)
+                             evaluate=not args.no_eval, act_id=args.act, return_state=True)
         report = state.result(raise_on_failure=False)
         if not state.is_completed():
             console.print(f"[red]prefect benchmark failed:[/] {report}")
@@ -335,29 +394,30 @@ def cmd_prefect(args: argparse.Namespace) -> int:
         console.print(f"questions: {q.rows} ({q.refs_in_corpus} gold refs in the corpus)"
                       f"{' — from the cache' if report.questions_cached else ''}")
         s = report.staleness
-        console.print(f"staleness {pf.ACT_ID} {s.version} vs {s.previous_version or 'none'}: {s.stale_questions} questions "
+        console.print(f"staleness {args.act} {s.version} vs {s.previous_version or 'none'}: {s.stale_questions} questions "
                       f"stale, {s.flagged_refs} refs flagged ({', '.join(f'{n} {k}' for k, n in s.by_reason.items()) or 'none'})")
         if report.evaluation is not None:
             from pipelines.benchmarks.retrieval_eval import METRICS
 
             e = report.evaluation
-            t = Table(title=f"retrieval evaluation, {pf.ACT_ID} {e.version} (encoder {e.encoder}, {e.question_set})")
-            for col in ("benchmark", "retriever", "query", "n", "skipped stale", "R@1", "R@5", "R@10", "R@50",
+            t = Table(title=f"retrieval evaluation, {args.act} {e.version} (encoder {e.encoder}, {e.question_set})")
+            for col in ("scope", "benchmark", "retriever", "query", "n", "skipped stale", "R@1", "R@5", "R@10", "R@50",
                         "MRR", "NDCG@5"):
                 t.add_column(col)
             for row in e.rows:
-                t.add_row(row["benchmark"], row["retriever"], row["query_style"], str(row["n"]),
+                t.add_row(row["scope"], row["benchmark"], row["retriever"], row["query_style"], str(row["n"]),
                           str(row["skipped_stale"]), *("-" if row[m] is None else f"{row[m]:.3f}" for m in METRICS))
             console.print(t)
             console.print(("" if report.regression_passed else "[yellow]regression:[/] ") + (report.regression or ""))
             console.print(f"history: {e.path}  plot: {e.plot_path}")
         return 0
-    state = pf.answers(version=version, home=home, max_questions=args.max_questions or 0, return_state=True)
+    state = pf.answers(version=version, home=home, max_questions=args.max_questions or 0, act_id=args.act,
+                       return_state=True)
     run = state.result(raise_on_failure=False)
     if not state.is_completed():
         console.print(f"[red]prefect answers failed:[/] {run}")
         return 1
-    t = Table(title=f"answers, {pf.ACT_ID} {run.version} ({run.run_id}, {run.answerer})")
+    t = Table(title=f"answers, {args.act} {run.version} ({run.run_id}, {run.answerer})")
     for col in ("questions", "n", "answer", "context", "joint", "failed"):
         t.add_column(col)
     for group, v in run.scores.items():
@@ -420,7 +480,8 @@ def main(argv: list[str] | None = None) -> int:
                                                  "the source offers); benchmark/answers: this version "
                                                  "(default: the serving one)")
     p.add_argument("--home", help="override LEXPIPE_HOME")
-    p.add_argument("--act", default="pl:kc", help="refresh: the Polish registry act (default pl:kc)")
+    p.add_argument("--act", default="pl:kc", help="the Polish registry act refreshed, benchmarked or answered "
+                                                   "(default pl:kc)")
     p.add_argument("--no-index", action="store_true", help="refresh: publish without indexing")
     p.add_argument("--no-eval", action="store_true", help="benchmark: staleness only, no retrieval evaluation")
     p.add_argument("--eval-max-questions", type=int, default=None,

@@ -450,8 +450,7 @@ class Evaluation:
 @task(name="retrieval-eval", cache_policy=NO_CACHE)
 def retrieval_eval(home: str, act_id: str, version: str, run_id: str, max_questions: int) -> Evaluation:
     """Every retriever × query style on the non-stale questions; rows appended to the history."""
-    from pipelines.benchmarks.nightly import retrieval_eval_step
-    from pipelines.benchmarks.nightly import RETRIEVERS
+    from pipelines.benchmarks.nightly import RETRIEVERS, across_acts_backend, retrieval_eval_step
     from pipelines.benchmarks.retrieval_eval import QUERY_STYLES, QuestionSet
     from pipelines.retrieval.index_build import open_backend
 
@@ -460,6 +459,8 @@ def retrieval_eval(home: str, act_id: str, version: str, run_id: str, max_questi
     out = retrieval_eval_step(
         Layout(settings.home), act_id=act_id, version=version, run_id=run_id, encoder_name=settings.encoder,
         open_backend=lambda encoder: open_backend(settings, encoder=encoder, act_id=act_id),
+        open_across_backend=None if not settings.elasticsearch_url else lambda encoder: across_acts_backend(
+            act_id, lambda act: open_backend(settings, encoder=encoder, act_id=act)),
         question_set=QuestionSet(max_questions=max_questions), retrievers=RETRIEVERS, styles=QUERY_STYLES,
         progress=logger.info)
     logger.info(f"{act_id} {version}: {out.questions} questions evaluated in {out.seconds:.0f}s"
@@ -470,11 +471,11 @@ def retrieval_eval(home: str, act_id: str, version: str, run_id: str, max_questi
 
 
 @task(name="regression-check", cache_policy=NO_CACHE)
-def regression_check(home: str, version: str, run_id: str, margin: float) -> tuple[bool, str]:
+def regression_check(home: str, act_id: str, version: str, run_id: str, margin: float) -> tuple[bool, str]:
     """Not blocking (as in Dagster): a worse metric is reported, the flow still succeeds."""
     from pipelines.benchmarks.nightly import check_regressions
 
-    checked = check_regressions(Layout(Path(home)), version=version, run_id=run_id, margin=margin)
+    checked = check_regressions(Layout(Path(home)), act_id=act_id, version=version, run_id=run_id, margin=margin)
     (get_run_logger().info if checked.passed else get_run_logger().warning)(checked.description)
     return checked.passed, checked.description
 
@@ -490,29 +491,32 @@ class BenchmarkReport:
     regression: str | None
 
 
-def _serving_or(layout: Layout, version: str | None) -> str:
+def _serving_or(layout: Layout, version: str | None, act_id: str = ACT_ID) -> str:
+    from schemas.acts import registry
+
+    registry().get(act_id)  # an unknown act id: KeyError naming it and the registry's ids
     store = CorpusStore(layout)
-    chosen = version or store.current_version(ACT_ID)
+    chosen = version or store.current_version(act_id)
     if chosen is None:
-        raise RuntimeError(f"no {ACT_ID} version is served under {layout.home}: run `lexpipe prefect refresh` first")
-    if chosen not in store.published_versions(ACT_ID):
-        raise RuntimeError(f"{ACT_ID} {chosen} is not published under {layout.home}; published: "
-                           f"{', '.join(store.published_versions(ACT_ID)) or 'none'}")
+        raise RuntimeError(f"no {act_id} version is served under {layout.home}: run `lexpipe prefect refresh` first")
+    if chosen not in store.published_versions(act_id):
+        raise RuntimeError(f"{act_id} {chosen} is not published under {layout.home}; published: "
+                           f"{', '.join(store.published_versions(act_id)) or 'none'}")
     return chosen
 
 
 @flow(name="benchmark", persist_result=False, validate_parameters=True)
 def benchmark(version: str | None = None, home: str | None = None, max_questions: int | None = None,
-              evaluate: bool = True) -> BenchmarkReport:
+              evaluate: bool = True, act_id: str = ACT_ID) -> BenchmarkReport:
     """question table → check → staleness → retrieval evaluation (+ regression check) of one
-    published version (default: the serving one). ``max_questions``: a stable sample for the
+    published version of ``act_id`` (default: the serving one). ``max_questions``: a stable sample for the
     evaluation (default ``LEXPIPE_BENCHMARK_MAX_QUESTIONS``; 0 = all)."""
     from prefect.runtime import flow_run
 
     settings = _settings(home)
     layout = Layout(settings.home.resolve())
     home_s = str(layout.home)
-    version = _serving_or(layout, version)
+    version = _serving_or(layout, version, act_id)
     from pipelines.benchmarks.nightly import question_sources_digest, question_table_built
 
     digest = question_sources_digest(settings.sample_dir)
@@ -521,13 +525,13 @@ def benchmark(version: str | None = None, home: str | None = None, max_questions
                                         )(home_s, str(settings.sample_dir), return_state=True)
     table = state.result()
     validate_questions(home_s)
-    stale = staleness(home_s, ACT_ID, version)
+    stale = staleness(home_s, act_id, version)
     evaluation = passed = desc = None
     if evaluate:
         limit = settings.benchmark_max_questions if max_questions is None else max_questions
         run_id = str(flow_run.id)
-        evaluation = retrieval_eval(home_s, ACT_ID, version, run_id, limit)
-        passed, desc = regression_check(home_s, version, run_id, settings.benchmark_regression_margin)
+        evaluation = retrieval_eval(home_s, act_id, version, run_id, limit)
+        passed, desc = regression_check(home_s, act_id, version, run_id, settings.benchmark_regression_margin)
     return BenchmarkReport(version, table, state.name == "Cached", stale, evaluation, passed, desc)
 
 
@@ -567,12 +571,13 @@ def answer_questions(home: str, act_id: str, version: str, run_tag: str, max_que
 
 
 @flow(name="answers", persist_result=False, validate_parameters=True)
-def answers(version: str | None = None, home: str | None = None, max_questions: int = 0) -> AnswerRun:
+def answers(version: str | None = None, home: str | None = None, max_questions: int = 0,
+            act_id: str = ACT_ID) -> AnswerRun:
     """The answer job on one published version (default: the serving one); needs the benchmark
     flow's question table and that version's staleness file."""
     from prefect.runtime import flow_run
 
     settings = _settings(home)
     layout = Layout(settings.home.resolve())
-    version = _serving_or(layout, version)
-    return answer_questions(str(layout.home), ACT_ID, version, str(flow_run.id).replace("-", ""), max_questions)
+    version = _serving_or(layout, version, act_id)
+    return answer_questions(str(layout.home), act_id, version, str(flow_run.id).replace("-", ""), max_questions)

@@ -154,57 +154,60 @@ class BenchmarkRun:
     skipped: list[str]
     error: str | None = None
     run_id: str = ""
+    act_id: str = "pl:kc"
 
 
-def run_benchmarks(settings: Settings, *, versions: list[str] | None = None, instance: dg.DagsterInstance | None = None,
-                   resources: dict | None = None, progress=None, log_level: str = "INFO",
-                   evaluate: bool = True) -> list[BenchmarkRun]:
-    """The ``benchmark_nightly`` job after a corpus run: the question table once, staleness for
-    every published version (oldest first), and — with ``evaluate`` — the retrieval evaluation of
-    the serving version. Stops after a failed question-table check (nothing downstream would be
-    trustworthy)."""
+def run_benchmarks(settings: Settings, *, act_id: str = "pl:kc", versions: list[str] | None = None,
+                   instance: dg.DagsterInstance | None = None, resources: dict | None = None, progress=None,
+                   log_level: str = "INFO", evaluate: bool = True, questions: bool = True) -> list[BenchmarkRun]:
+    """One act's ``benchmark_nightly_<act>`` job after a corpus run: the question table (once, with
+    ``questions``), staleness for every published version of the act (oldest first), and — with
+    ``evaluate`` — the retrieval evaluation and the answer job of its serving version. Stops after
+    a failed question-table check (nothing downstream would be trustworthy)."""
     from assets import benchmarks
     from assets.definitions import build_definitions
     from assets.resources import default_resources
     from core.layout import Layout
     from pipelines.statutes.store import CorpusStore
 
+    bench = benchmarks.of_act(act_id)
     resources = resources or default_resources(settings)
     defs = build_definitions(resources)
     instance = instance or dg.DagsterInstance.get()
     store = CorpusStore(Layout(Path(resources["storage"].home)))
-    published = store.published_versions(benchmarks.ACT_ID)
+    published = store.published_versions(act_id)
     wanted = sorted(v for v in (versions or published) if v in published)
-    serving = store.current_version(benchmarks.ACT_ID)
+    serving = store.current_version(act_id)
     if not wanted:
         return []
-    instance.add_dynamic_partitions(benchmarks.versions.name, wanted)
-    job = defs.resolve_job_def(benchmarks.benchmark_job.name)
+    instance.add_dynamic_partitions(bench.versions.name, wanted)
+    job = defs.resolve_job_def(bench.job.name)
     runs: list[BenchmarkRun] = []
     for i, v in enumerate(wanted):
-        steps = (["questions"] if i == 0 else []) + ["staleness"] + (["retrieval_eval"] if evaluate and v == serving else [])
+        steps = (["questions"] if i == 0 and questions else []) + ["staleness"] + (
+            ["retrieval_eval"] if evaluate and v == serving else [])
         if progress:
-            progress(f"benchmarks {v}: " + " → ".join(steps))
+            progress(f"benchmarks {act_id} {v}: " + " → ".join(steps))
+        keys = [benchmarks.questions.key if s == "questions" else getattr(bench, s).key for s in steps]
         result, failed_checks, skipped, err, seconds = _execute(
-            job, log_level, partition_key=v, instance=instance,
-            asset_selection=[dg.AssetKey(["benchmarks", s]) for s in steps])
+            job, log_level, partition_key=v, instance=instance, asset_selection=keys)
         blocking = [c for c in failed_checks if c.startswith("benchmark_questions_valid")]
         runs.append(BenchmarkRun(v, steps, result.success and not blocking, seconds,
-                                 failed_checks, skipped, err, result.run_id))
+                                 failed_checks, skipped, err, result.run_id, act_id))
         if blocking or not result.success:
             break
         if evaluate and v == serving:
-            runs.append(_run_answers(defs, instance, v, log_level, progress))
+            runs.append(_run_answers(defs, instance, act_id, v, log_level, progress))
     return runs
 
 
-def _run_answers(defs, instance, version: str, log_level: str, progress) -> BenchmarkRun:
-    """The answer job for the serving version (offline answerer unless an LLM is configured)."""
+def _run_answers(defs, instance, act_id: str, version: str, log_level: str, progress) -> BenchmarkRun:
+    """The act's answer job for the serving version (offline answerer unless an LLM is configured)."""
     from assets import answers
 
     if progress:
-        progress(f"answers {version}: every Civil Code question answered and scored")
+        progress(f"answers {act_id} {version}: every exam question citing it answered and scored")
     result, failed_checks, skipped, err, seconds = _execute(
-        defs.resolve_job_def(answers.answers_job.name), log_level, partition_key=version, instance=instance)
+        defs.resolve_job_def(answers.ANSWERS[act_id].job.name), log_level, partition_key=version, instance=instance)
     return BenchmarkRun(version, ["answers"], result.success, seconds, failed_checks, skipped,
-                        err, result.run_id)
+                        err, result.run_id, act_id)

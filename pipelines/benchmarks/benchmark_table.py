@@ -125,6 +125,7 @@ def table_stats(table: pa.Table) -> dict[str, object]:
         "rows_per_benchmark": dict(Counter(table["benchmark"].to_pylist())),
         "refs": len(refs),
         "refs_in_corpus": sum(r["in_corpus"] for r in refs),
+        "refs_in_corpus_per_act": dict(sorted(Counter(r["act_id"] for r in refs if r["in_corpus"]).items())),
         "refs_outside_corpus": sum(not r["in_corpus"] for r in refs),
         "refs_unresolved": sum(r["act_id"] is None for r in refs),
         "superscript_refs": sum("^" in (r["unit_id"] or "") for r in refs),

@@ -212,18 +212,31 @@ class EvalOutcome:
     encode_seconds: float
     history_rows: int
     best: dict | None = field(default=None)
+    scopes: tuple[str, ...] = ("act",)  # the scopes evaluated (jurisdiction only for the serving version)
 
 
 def retrieval_eval_step(layout: Layout, *, act_id: str, version: str, run_id: str, encoder_name: str,
                         open_backend: Callable[[Any], Any], question_set: Any, retrievers: Sequence[str],
-                        styles: Sequence[str], k: int = 50, progress: Progress | None = None) -> EvalOutcome:
+                        styles: Sequence[str], k: int = 50, scopes: Sequence[str] = ("act", "jurisdiction"),
+                        jurisdiction_retrievers: Sequence[str] = ("hybrid",),
+                        open_across_backend: Callable[[Any], Any] | None = None,
+                        progress: Progress | None = None) -> EvalOutcome:
     """Evaluate every retriever × query style on the version's non-stale questions with in-corpus
-    gold, append the rows to the history (one file per run id and version, staged then renamed) and
-    redraw the history plot.
+    gold in ``act_id``, append the rows to the history (one file per run id, act and version,
+    staged then renamed) and redraw the act's history plot.
+
+    Scopes: ``act`` searches the act alone at exactly ``version``; ``jurisdiction`` searches every
+    act of the jurisdiction with no act filter, as a consumer's query does — only when ``version``
+    is the act's serving version (the other acts are searched at theirs) and only with
+    ``jurisdiction_retrievers`` (the default retriever: the across-acts rows answer "does the
+    served search find it among every act", and each extra retriever costs a full pass).
 
     ``open_backend(encoder)`` opens the search backend with the given (query-caching) encoder; the
-    caller decides which backend (embedded or Elasticsearch), as the index step did."""
+    caller decides which backend (embedded or Elasticsearch), as the index step did;
+    ``open_across_backend(encoder)`` the one searching every act of the language (default: the
+    same backend, right for the embedded one, which holds them all)."""
     from pipelines.benchmarks.retrieval_eval import (
+        SCOPES,
         EvalContext,
         EvalHistory,
         backend_search,
@@ -237,6 +250,11 @@ def retrieval_eval_step(layout: Layout, *, act_id: str, version: str, run_id: st
     from pipelines.retrieval.interface import SearchError
 
     say = progress or (lambda _msg: None)
+    unknown = [s for s in scopes if s not in SCOPES]
+    if unknown:
+        raise ValueError(f"unknown evaluation scope(s) {unknown} (known: {', '.join(SCOPES)})")
+    serving = CorpusStore(layout).current_version(act_id)
+    scopes = [s for s in scopes if s == "act" or version == serving]
     run_ts = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     stale = stale_ids_of(layout, act_id=act_id, version=version)
     qs, skipped = select_questions(pq.read_table(questions_path(layout)), act_id=act_id, question_set=question_set,
@@ -247,27 +265,48 @@ def retrieval_eval_step(layout: Layout, *, act_id: str, version: str, run_id: st
     encoder = QueryCachingEncoder(get_encoder(encoder_name), maxsize=max(4096, 2 * len(queries)))
     backend = open_backend(encoder)
     say(f"{act_id} {version}: evaluating {len(qs)} questions ({sum(skipped.values())} stale skipped) × "
-        f"{len(retrievers)} retrievers × {len(styles)} query styles, encoder {encoder.id}, {type(backend).__name__}")
+        f"{len(retrievers)} retrievers × {len(styles)} query styles, scopes {', '.join(scopes)}, "
+        f"encoder {encoder.id}, {type(backend).__name__}")
     t0 = time.perf_counter()
     if {"dense", "hybrid"} & set(retrievers):
         prime_query_cache(encoder, queries, progress=throttled_progress(say, "encoding queries {done}/{total}", 0.25))
     encode_s = time.perf_counter() - t0
-    ctx = EvalContext(run_id=run_id, run_ts=run_ts, act_id=act_id, version=version, encoder=encoder.id,
-                      backend=type(backend).__name__, question_set=question_set.label, k=k)
-    try:
-        rows = evaluate_retrievers(qs, backend_search(backend, act_id=act_id, version=version), ctx,
-                                   retrievers=retrievers, styles=styles, skipped_stale=skipped, progress=say)
-    except SearchError as exc:  # e.g. the version is not indexed: name it, append nothing
-        raise BenchmarkInputError(f"{act_id} {version}: cannot search the index ({exc}); index this version "
-                                  "first") from exc
+    parts = []
+    for scope in scopes:
+        ctx = EvalContext(run_id=run_id, run_ts=run_ts, act_id=act_id, version=version, encoder=encoder.id,
+                          backend=type(backend).__name__, question_set=question_set.label, k=k, scope=scope)
+        scoped = retrievers if scope == "act" else [r for r in retrievers if r in jurisdiction_retrievers]
+        searched = backend if scope == "act" or open_across_backend is None else open_across_backend(encoder)
+        try:
+            parts.append(evaluate_retrievers(qs, backend_search(searched, act_id=act_id, version=version, scope=scope),
+                                             ctx, retrievers=scoped, styles=styles, skipped_stale=skipped,
+                                             progress=lambda m, scope=scope: say(f"[{scope}] {m}")))
+        except SearchError as exc:  # e.g. the version is not indexed: name it, append nothing
+            raise BenchmarkInputError(f"{act_id} {version}: cannot search the index ({exc}); index this version "
+                                      "first") from exc
+    rows = pa.concat_tables(parts)
     history = EvalHistory(eval_root(layout))
     path = history.append(rows)
-    png = plot_history(history.read(), question_set=question_set.label)
-    plot_path = eval_root(layout) / "history.png"
+    png = plot_history(history.read(), question_set=question_set.label, act_id=act_id)
+    plot_path = eval_root(layout) / ("history.png" if act_id == "pl:kc" else f"history_{act_id.replace(':', '_')}.png")
     atomic_write_bytes(plot_path, png)
     best = max((r for r in rows.to_pylist() if r["mrr"] is not None), key=lambda r: r["mrr"], default=None)
     return EvalOutcome(rows, path, plot_path, png, len(qs), sum(skipped.values()), question_set.label, encoder.id,
-                       type(backend).__name__, time.perf_counter() - t0, encode_s, history.read().num_rows, best)
+                       type(backend).__name__, time.perf_counter() - t0, encode_s, history.read().num_rows, best,
+                       tuple(scopes))
+
+
+def across_acts_backend(act_id: str, open_act: Callable[[str], Any]):
+    """A backend answering searches with no act filter over every registry act of ``act_id``'s
+    language, each act opened by ``open_act(act)``: an ``ActRouter``, for backends serving one act
+    each (Elasticsearch: one index family per act). The embedded backend needs none: it holds
+    every act already."""
+    from pipelines.retrieval.act_router import ActRouter
+    from pipelines.retrieval.languages import language_of
+    from schemas.acts import registry
+
+    lang = language_of(act_id)
+    return ActRouter(lang, open_act, sorted(a.id for a in registry().of_language(lang)))
 
 
 @dataclass
@@ -280,24 +319,26 @@ class RegressionCheck:
     compared: int
 
 
-def check_regressions(layout: Layout, *, version: str, run_id: str, margin: float) -> RegressionCheck:
-    """Did any metric of ``run_id`` on ``version`` fall by more than ``margin`` against the previous
-    run of the same benchmark, retriever, query style and question set? Without rows of ``run_id``
-    (a check launched on its own) the newest run of the version is judged."""
+def check_regressions(layout: Layout, *, version: str, run_id: str, margin: float,
+                      act_id: str = "pl:kc") -> RegressionCheck:
+    """Did any metric of ``run_id`` on ``act_id`` ``version`` fall by more than ``margin`` against
+    the previous run of the same act, scope, benchmark, retriever, query style and question set?
+    Without rows of ``run_id`` (a check launched on its own) the newest run of the version is
+    judged."""
     from pipelines.benchmarks.retrieval_eval import EvalHistory, compare_to_previous, regressions
 
     history = EvalHistory(eval_root(layout)).read()
-    mine = [r for r in history.to_pylist() if r["version"].isoformat() == version]
+    mine = [r for r in history.to_pylist() if r["version"].isoformat() == version and r["act_id"] == act_id]
     if not any(r["run_id"] == run_id for r in mine):
         if not mine:
-            return RegressionCheck(True, f"no evaluation of {version} in the history yet", run_id, [], [], 0)
+            return RegressionCheck(True, f"no evaluation of {act_id} {version} in the history yet", run_id, [], [], 0)
         run_id = max(mine, key=lambda r: r["run_ts"])["run_id"]
-    changes = compare_to_previous(history, run_id, version=version)
+    changes = compare_to_previous(history, run_id, version=version, act_id=act_id)
     bad = regressions(changes, margin)
     compared = [c for c in changes if c.delta is not None]
     if bad:
         desc = f"{len(bad)} metric(s) fell by more than {margin}: " + "; ".join(
-            f"{c.retriever}/{c.query_style} {c.metric} {c.previous:.3f} → {c.current:.3f}" for c in bad[:6])
+            f"{c.scope}/{c.retriever}/{c.query_style} {c.metric} {c.previous:.3f} → {c.current:.3f}" for c in bad[:6])
     elif compared:
         desc = f"no metric fell by more than {margin} ({len(compared)} compared with the previous run)"
     else:

@@ -32,12 +32,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipelines.retrieval.evaluation import evaluate
-from schemas.arrow import RETRIEVAL_EVAL, from_rows
+from schemas.arrow import RETRIEVAL_EVAL, conform, from_rows
 
 QUERY_STYLES: tuple[str, ...] = ("question", "question+options")
 KS: tuple[int, ...] = (1, 5, 10, 50)
 METRICS: tuple[str, ...] = ("recall_at_1", "recall_at_5", "recall_at_10", "recall_at_50", "mrr", "ndcg_at_5")
-KEY: tuple[str, ...] = ("benchmark", "retriever", "query_style", "question_set")
+KEY: tuple[str, ...] = ("act_id", "scope", "benchmark", "retriever", "query_style", "question_set")
+# act: within the gold act, exactly the evaluated version; jurisdiction: every act of the
+# jurisdiction at its serving version and no act filter, as a consumer's query runs
+SCOPES: tuple[str, ...] = ("act", "jurisdiction")
 
 Progress = Callable[[str], None]
 
@@ -156,6 +159,7 @@ class EvalContext:
     backend: str = ""
     question_set: str = QuestionSet().label
     k: int = 50
+    scope: str = "act"
 
 
 def evaluate_retrievers(questions: Sequence[EvalQuestion], search: Search, ctx: EvalContext, *,
@@ -198,16 +202,23 @@ def evaluate_retrievers(questions: Sequence[EvalQuestion], search: Search, ctx: 
                     **({f"recall_at_{k}": m.recall[k] for k in KS} if m else {}),
                     "mrr": m.mrr if m else None, "ndcg_at_5": m.ndcg5 if m else None,
                     "k": ctx.k, "encoder": ctx.encoder, "backend": ctx.backend,
-                    "seconds": round(time.perf_counter() - t0, 3),
+                    "seconds": round(time.perf_counter() - t0, 3), "scope": ctx.scope,
                 })
     return from_rows(rows, RETRIEVAL_EVAL)
 
 
-def backend_search(backend, *, act_id: str, version: str) -> Search:
-    """``search`` over a search backend (``pipelines.retrieval``): one act, exactly ``version``."""
+def backend_search(backend, *, act_id: str, version: str, scope: str = "act") -> Search:
+    """``search`` over a search backend (``pipelines.retrieval``). Scope ``act``: one act, exactly
+    ``version``; scope ``jurisdiction``: no act filter, only the act's jurisdiction (every act of
+    it at its serving version), which is what an unfiltered consumer query searches."""
     from pipelines.retrieval.interface import Filters, SearchRequest
 
-    filters = Filters(act_ids=(act_id,), version=version)
+    if scope == "act":
+        filters = Filters(act_ids=(act_id,), version=version)
+    elif scope == "jurisdiction":
+        filters = Filters(jurisdictions=(act_id.split(":", 1)[0],))
+    else:
+        raise ValueError(f"unknown evaluation scope {scope!r} (known: {', '.join(SCOPES)})")
 
     def search(query: str, retriever: str, k: int) -> list[str]:
         return [h.article_id for h in backend.search(SearchRequest(query, k, retriever, filters))]
@@ -234,19 +245,21 @@ class EvalHistory:
     def history_dir(self) -> Path:
         return self.root / "history"
 
-    def file_for(self, run_id: str, version: str) -> Path:
-        return self.history_dir / f"{_safe(version)}__{_safe(run_id)}.parquet"
+    def file_for(self, run_id: str, version: str, act_id: str = "pl:kc") -> Path:
+        # the Civil Code's files predate the other acts and keep their names
+        act = "" if act_id == "pl:kc" else f"{_safe(act_id)}__"
+        return self.history_dir / f"{act}{_safe(version)}__{_safe(run_id)}.parquet"
 
     def append(self, rows: pa.Table) -> Path:
         """Add one (run, version)'s rows: written to ``.staging/`` first, then renamed into
         ``history/``. The same run id and version again replaces that file (idempotent)."""
         from pipelines.statutes.store import write_table
 
-        runs = {(r["run_id"], r["version"]) for r in rows.select(["run_id", "version"]).to_pylist()}
+        runs = {(r["run_id"], r["version"], r["act_id"]) for r in rows.select(["run_id", "version", "act_id"]).to_pylist()}
         if len(runs) != 1:
-            raise ValueError(f"append one run and version at a time, got {sorted(runs)}")
-        run_id, version = runs.pop()
-        target = self.file_for(run_id, version.isoformat())
+            raise ValueError(f"append one run, act and version at a time, got {sorted(runs)}")
+        run_id, version, act_id = runs.pop()
+        target = self.file_for(run_id, version.isoformat(), act_id)
         staged = self.root / ".staging" / target.name
         staged.parent.mkdir(parents=True, exist_ok=True)
         write_table(staged, rows, "retrieval_eval")
@@ -259,9 +272,13 @@ class EvalHistory:
         """Every row, ordered by run time (then version, benchmark, retriever, style)."""
         if self._cache is None:
             files = sorted(self.history_dir.glob("*.parquet")) if self.history_dir.exists() else []
-            tables = [pq.read_table(f).cast(RETRIEVAL_EVAL) for f in files]
+            # conform: files written before a column was added (scope) read with it null
+            tables = [conform(pq.read_table(f), RETRIEVAL_EVAL) for f in files]
             t = pa.concat_tables(tables) if tables else RETRIEVAL_EVAL.empty_table()
-            self._cache = t.sort_by([("run_ts", "ascending"), ("version", "ascending"), ("benchmark", "ascending"),
+            scope = pc.fill_null(t["scope"], "act")  # rows before the scope column searched within the act
+            t = t.set_column(t.schema.get_field_index("scope"), RETRIEVAL_EVAL.field("scope"), scope)
+            self._cache = t.sort_by([("run_ts", "ascending"), ("act_id", "ascending"), ("version", "ascending"),
+                                     ("scope", "ascending"), ("benchmark", "ascending"),
                                      ("retriever", "ascending"), ("query_style", "ascending")])
         return self._cache
 
@@ -272,6 +289,8 @@ class EvalHistory:
 
 @dataclass(frozen=True)
 class MetricChange:
+    act_id: str
+    scope: str
     benchmark: str
     retriever: str
     query_style: str
@@ -287,12 +306,15 @@ class MetricChange:
         return None if self.previous is None or self.current is None else self.current - self.previous
 
 
-def compare_to_previous(history: pa.Table, run_id: str, *, version: str | None = None) -> list[MetricChange]:
-    """Every metric of run ``run_id`` (optionally one version of it) next to the same metric of the
-    previous run with the same (benchmark, retriever, query style, question set): the newest row
-    of another run that started no later than this one. ``previous`` is None without such a run."""
+def compare_to_previous(history: pa.Table, run_id: str, *, version: str | None = None,
+                        act_id: str | None = None) -> list[MetricChange]:
+    """Every metric of run ``run_id`` (optionally one act and version of it) next to the same metric
+    of the previous run with the same (act, scope, benchmark, retriever, query style, question
+    set): the newest row of another run that started no later than this one. ``previous`` is None
+    without such a run."""
     rows = history.to_pylist()
-    current = [r for r in rows if r["run_id"] == run_id and (version is None or r["version"].isoformat() == version)]
+    current = [r for r in rows if r["run_id"] == run_id and (version is None or r["version"].isoformat() == version)
+               and (act_id is None or r["act_id"] == act_id)]
     out = []
     for cur in current:
         key = tuple(cur[k] for k in KEY)
@@ -300,7 +322,7 @@ def compare_to_previous(history: pa.Table, run_id: str, *, version: str | None =
                    and r["run_ts"] <= cur["run_ts"] and r["n"] > 0]
         prev = max(earlier, key=lambda r: r["run_ts"]) if earlier else None
         for m in METRICS:
-            out.append(MetricChange(cur["benchmark"], cur["retriever"], cur["query_style"], cur["question_set"], m,
+            out.append(MetricChange(cur["act_id"], cur["scope"], cur["benchmark"], cur["retriever"], cur["query_style"], cur["question_set"], m,
                                     prev[m] if prev else None, cur[m], prev["run_id"] if prev else None,
                                     prev["version"].isoformat() if prev else None))
     return out
@@ -314,27 +336,28 @@ def regressions(changes: Iterable[MetricChange], margin: float) -> list[MetricCh
 def changes_markdown(changes: Sequence[MetricChange], margin: float) -> str:
     if not changes:
         return "No metrics in this run."
-    head = "| benchmark | retriever | style | metric | previous | current | Δ |  |\n|---|---|---|---|---|---|---|---|\n"
+    head = ("| act | scope | benchmark | retriever | style | metric | previous | current | Δ |  |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for c in changes:
         prev = "—" if c.previous is None else f"{c.previous:.3f}"
         cur = "—" if c.current is None else f"{c.current:.3f}"
         d = c.delta
         mark = "**regression**" if d is not None and d < -margin - 1e-12 else ""
-        lines.append(f"| {c.benchmark} | {c.retriever} | {c.query_style} | {c.metric} | {prev} | {cur} | "
+        lines.append(f"| {c.act_id} | {c.scope} | {c.benchmark} | {c.retriever} | {c.query_style} | {c.metric} | {prev} | {cur} | "
                      f"{'—' if d is None else f'{d:+.3f}'} | {mark} |")
     return head + "\n".join(lines)
 
 
 def metrics_markdown(rows: pa.Table) -> str:
     """One line per benchmark × retriever × style of one run (asset metadata, CLI)."""
-    head = ("| benchmark | retriever | style | n | skipped stale | R@1 | R@5 | R@10 | R@50 | MRR | NDCG@5 | s |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    head = ("| scope | benchmark | retriever | style | n | skipped stale | R@1 | R@5 | R@10 | R@50 | MRR | NDCG@5 | s |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 
     def f(v: float | None) -> str:
         return "—" if v is None else f"{v:.3f}"
 
-    body = "\n".join(f"| {r['benchmark']} | {r['retriever']} | {r['query_style']} | {r['n']} | {r['skipped_stale']} | "
+    body = "\n".join(f"| {r['scope'] or 'act'} | {r['benchmark']} | {r['retriever']} | {r['query_style']} | {r['n']} | {r['skipped_stale']} | "
                      + " | ".join(f(r[m]) for m in METRICS) + f" | {r['seconds']:.1f} |" for r in rows.to_pylist())
     return head + body
 
@@ -344,7 +367,7 @@ def metrics_markdown(rows: pa.Table) -> str:
 
 
 def plot_history(history: pa.Table, *, question_set: str | None = None, metrics: Sequence[str] = ("mrr", "recall_at_10"),
-                 title: str = "retrieval evaluation history") -> bytes:
+                 title: str = "retrieval evaluation history", act_id: str | None = None) -> bytes:
     """PNG of the history: one panel per metric, one line per retriever (solid: question,
     dashed: question + options), x = run time; one question set (the newest by default) and the
     newest benchmark-wise rows only. Needs matplotlib (imported here, Agg backend)."""
@@ -353,7 +376,9 @@ def plot_history(history: pa.Table, *, question_set: str | None = None, metrics:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in history.to_pylist() if r["n"] > 0]
+    rows = [r for r in history.to_pylist() if r["n"] > 0 and (act_id is None or r["act_id"] == act_id)]
+    if act_id:
+        title = f"{title}, {act_id}"
     if question_set is None and rows:
         question_set = rows[-1]["question_set"]
     rows = [r for r in rows if r["question_set"] == question_set]
@@ -367,11 +392,15 @@ def plot_history(history: pa.Table, *, question_set: str | None = None, metrics:
             series: dict[tuple[str, str], list[tuple[dt.datetime, float]]] = {}
             for r in rows:
                 if r["benchmark"] == benchmark and r[metric] is not None:
-                    series.setdefault((r["retriever"], r["query_style"]), []).append((r["run_ts"], r[metric]))
-            for (retriever, style), pts in sorted(series.items()):
+                    series.setdefault((r["retriever"], r["query_style"], r.get("scope") or "act"), []).append(
+                        (r["run_ts"], r[metric]))
+            for (retriever, style, scope), pts in sorted(series.items()):
                 xs, ys = zip(*sorted(pts))
-                ax.plot(xs, ys, marker="o", markersize=3, linestyle="-" if style == "question" else "--",
-                        color=colors.get(retriever), label=f"{retriever} ({'q' if style == 'question' else 'q+opt'})")
+                across = scope != "act"  # every act of the jurisdiction, no act filter: crosses
+                ax.plot(xs, ys, marker="x" if across else "o", markersize=4 if across else 3,
+                        linestyle="-" if style == "question" else "--", alpha=0.6 if across else 1.0,
+                        color=colors.get(retriever),
+                        label=f"{retriever} ({'q' if style == 'question' else 'q+opt'}{', all acts' if across else ''})")
             ax.set_title(f"{benchmark}: {metric}", fontsize=9)
             ax.set_ylim(0, 1)
             ax.grid(alpha=0.3)

@@ -16,7 +16,8 @@ reason             stale  meaning
 ``pending_change`` yes    text in force unchanged, but the announced future reading of the unit
                           (ISAP ``< >`` text with its effective date) differs
 ``added``          yes    the unit did not exist in the previous version
-``editorial``      no     only a ``(Dz. U. …)`` citation of another act was refreshed
+``editorial``      no     only what ISAP reprints differently was (citations of other acts, spaces,
+                          dashes, punctuation after a repeal marker: ``diff.editorial_form``)
 =================  =====  =====================================================================
 
 Unit level, not article level: an amendment of ``art. 647^1 § 1`` does not flag a question about
@@ -37,7 +38,7 @@ from collections import Counter
 from dataclasses import dataclass
 import pyarrow as pa
 
-from pipelines.statutes.diff import strip_citations, word_diff
+from pipelines.statutes.diff import editorial_form, word_diff
 from schemas.arrow import BENCHMARK_STALENESS, from_rows
 
 REASONS = ("missing", "repealed", "changed", "pending_change", "added", "editorial")
@@ -176,8 +177,8 @@ def check_ref(ref: GoldRef, cur: VersionUnits, prev: VersionUnits | None, *, ver
     old, new = prev.in_force(ref), cur.in_force(ref)
     article_level = ref.unit_id == ref.article_id
     if _norm(old) != _norm(new):
-        if strip_citations(old or "") == strip_citations(new or ""):
-            reason, detail = "editorial", f"only a (Dz. U. …) citation changed since {previous_version}"
+        if editorial_form(old or "") == editorial_form(new or ""):
+            reason, detail = "editorial", f"only an editorial difference (citation, typography) since {previous_version}"
         else:
             reason, detail = "changed", f"text in force changed since {previous_version}"
         diff = diff_row["unified_diff"] if article_level and diff_row and diff_row["unified_diff"] \
@@ -190,8 +191,8 @@ def check_ref(ref: GoldRef, cur: VersionUnits, prev: VersionUnits | None, *, ver
             detail = f"text in force unchanged; the announced reading ({when}) no longer has {ref.unit_id}"
         else:
             detail = f"text in force unchanged; the announced reading ({when}) differs"
-        if strip_citations(old_f or "") == strip_citations(new_f or "") and new_f is not None:
-            return _flag(ref, "editorial", f"only a (Dz. U. …) citation of the announced reading ({when}) changed",
+        if editorial_form(old_f or "") == editorial_form(new_f or "") and new_f is not None:
+            return _flag(ref, "editorial", f"only an editorial difference in the announced reading ({when})",
                          old_text=old_f, new_text=new_f, word_diff=word_diff(old_f or "", new_f), **extra)
         return _flag(ref, "pending_change", detail, effective_date=eff, old_text=old_f, new_text=new_f,
                      word_diff=word_diff(old_f or "", new_f or ""), **extra)

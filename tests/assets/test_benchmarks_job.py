@@ -65,7 +65,9 @@ def test_runner_materializes_questions_staleness_and_evaluation(bench):
     q = _md(instance, "questions")
     assert q["dagster/row_count"] == 4572 and q["previous_rows"] == "none"
     assert q["rows_per_benchmark"] == {"pl_exams": 2418, "gerlayqa": 2154}
-    assert q["refs_in_corpus"] == 766 and q["refs_outside_corpus"] > 5000
+    assert q["refs_in_corpus"] == 1465 and q["refs_outside_corpus"] > 4000  # 766 when k.c. was the only act
+    assert q["refs_in_corpus_per_act"]["pl:kc"] == 766 and set(q["refs_in_corpus_per_act"]) == {
+        "pl:kc", "pl:kpc", "pl:kp", "pl:kk"}
     assert "| pl/exam-pdfs/2025-09-27_adwokacki_radcowy_questions.pdf | 150 |" in q["rows_per_source"]
     assert pq.read_metadata(layout.benchmarks / "questions.parquet").num_rows == 4572
     assert json.loads((layout.benchmarks / "questions.json").read_text())["rows"] == 4572
@@ -73,26 +75,28 @@ def test_runner_materializes_questions_staleness_and_evaluation(bench):
     for v, prev in ((OLD, "none"), (NEW, OLD)):
         flags = pq.read_table(benchmarks.staleness_path(layout, "pl:kc", v))
         assert sorted(flags["reason"].to_pylist()) == ["repealed"] * 3
-    s = _md(instance, "staleness", partition=NEW)
+    s = _md(instance, "pl", "kc", "staleness", partition=NEW)
     assert (s["questions_checked"], s["stale_questions"], s["refs_repealed"], s["previous_version"]) == (766, 3, 3, OLD)
     assert "pl:kc:art:188" in s["flags"]
 
-    e = _md(instance, "retrieval_eval", partition=NEW)
+    e = _md(instance, "pl", "kc", "retrieval_eval", partition=NEW)
     assert e["encoder"] == "hashing-384" and e["backend"] == "EmbeddedBackend"
     assert e["questions"] + e["skipped_stale"] == MAX_Q and e["question_set"] == f"in_corpus_gold;max={MAX_Q}"
     assert e["history_plot"].startswith("![retrieval history](data:image/png;base64,iVBORw0KGgo")
-    assert "| pl_exams | hybrid | question+options |" in e["metrics"]
+    assert "| act | pl_exams | hybrid | question+options |" in e["metrics"]
+    assert "| jurisdiction | pl_exams | hybrid | question |" in e["metrics"]
     assert (layout.benchmarks / "retrieval_eval" / "history.png").read_bytes()[:4] == b"\x89PNG"
     rows = EvalHistory(layout.benchmarks / "retrieval_eval").read().to_pylist()
-    assert len(rows) == 8 and {r["run_id"] for r in rows} == {runs[1].run_id}
-    assert {(r["retriever"], r["query_style"]) for r in rows} == {
-        (ret, st) for ret in ("bm25", "dense", "hybrid", "gaius") for st in ("question", "question+options")}
+    assert len(rows) == 10 and {r["run_id"] for r in rows} == {runs[1].run_id}
+    assert {(r["scope"], r["retriever"], r["query_style"]) for r in rows} == {
+        ("act", ret, st) for ret in ("bm25", "dense", "hybrid", "gaius") for st in ("question", "question+options")
+    } | {("jurisdiction", "hybrid", st) for st in ("question", "question+options")}
     assert all(r["n"] == e["questions"] and r["version"] == dt.date(2025, 11, 13) for r in rows)
-    bm25 = next(r for r in rows if r["retriever"] == "bm25" and r["query_style"] == "question")
+    bm25 = next(r for r in rows if r["retriever"] == "bm25" and r["scope"] == "act" and r["query_style"] == "question")
     assert bm25["mrr"] > 0.7  # exam questions paraphrase their article: lexical search finds most
 
     keys = [dg.AssetCheckKey(dg.AssetKey(["benchmarks", "questions"]), "benchmark_questions_valid"),
-            dg.AssetCheckKey(dg.AssetKey(["benchmarks", "retrieval_eval"]), "retrieval_no_regression")]
+            dg.AssetCheckKey(dg.AssetKey(["benchmarks", "pl", "kc", "retrieval_eval"]), "retrieval_no_regression")]
     latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
     assert set(latest) == set(keys)
     evaluations = {k.name: r.event.dagster_event.event_specific_data for k, r in latest.items()}
@@ -104,15 +108,15 @@ def test_regression_check_fires_on_a_drop_and_does_not_block(bench):
     home, instance, resources, runs = bench
     from assets.definitions import build_definitions
 
-    job = build_definitions(resources).resolve_job_def("benchmark_nightly")
-    select = [dg.AssetKey(["benchmarks", "retrieval_eval"])]
+    job = build_definitions(resources).resolve_job_def("benchmark_nightly_pl_kc")
+    select = [dg.AssetKey(["benchmarks", "pl", "kc", "retrieval_eval"])]
     history = EvalHistory(Layout(home).benchmarks / "retrieval_eval")
 
     # the same evaluation again: compared with the first run, nothing fell
     again = job.execute_in_process(partition_key=NEW, instance=instance, asset_selection=select, raise_on_error=False)
     assert again.success
     passed, desc = _checks(again)["retrieval_no_regression"]
-    assert passed and desc == "no metric fell by more than 0.02 (48 compared with the previous run)"
+    assert passed and desc == "no metric fell by more than 0.02 (60 compared with the previous run)"
 
     # a better run slipped in between: tonight's (identical) metrics are a drop of 0.1 against it
     prev = history.runs(again.run_id).to_pylist()
@@ -129,7 +133,7 @@ def test_regression_check_fires_on_a_drop_and_does_not_block(bench):
     assert desc.startswith(f"{md['regressions']} metric(s) fell by more than 0.02: ")
     assert "**regression**" in md["changes"]
     assert Layout(home).current_file("pl:kc").read_text() == current_before
-    assert history.read().num_rows == 4 * 8
+    assert history.read().num_rows == 4 * 10
 
 
 def test_failed_question_check_blocks_staleness_and_evaluation(bench, tmp_path, sample_dir):
@@ -160,11 +164,11 @@ def test_evaluation_of_an_unindexed_version_fails_clearly(bench, tmp_path):
     shutil.copytree(home, copy)
     shutil.rmtree(copy / "index")
     rows_before = EvalHistory(Layout(copy).benchmarks / "retrieval_eval").read().num_rows
-    job = build_definitions({**resources, "storage": CorpusStorage(home=str(copy))}).resolve_job_def("benchmark_nightly")
+    job = build_definitions({**resources, "storage": CorpusStorage(home=str(copy))}).resolve_job_def("benchmark_nightly_pl_kc")
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("pl_kc_versions", [NEW])
     result = job.execute_in_process(partition_key=NEW, instance=instance, raise_on_error=False,
-                                    asset_selection=[dg.AssetKey(["benchmarks", "retrieval_eval"])])
+                                    asset_selection=[dg.AssetKey(["benchmarks", "pl", "kc", "retrieval_eval"])])
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert "cannot search the index" in failure.event_specific_data.error.message
@@ -173,8 +177,8 @@ def test_evaluation_of_an_unindexed_version_fails_clearly(bench, tmp_path):
 
 def test_nightly_schedule_targets_the_serving_version(bench, tmp_path):
     home, _, resources, _ = bench
-    schedule = benchmarks.benchmark_nightly_schedule
-    assert schedule.cron_schedule == "0 2 * * *" and schedule.job_name == "benchmark_nightly"
+    schedule = benchmarks.BENCHMARKS["pl:kc"].schedule
+    assert schedule.cron_schedule == "0 2 * * *" and schedule.job_name == "benchmark_nightly_pl_kc"
     assert schedule.execution_timezone == "Europe/Warsaw"
     storage = {"storage": resources["storage"]}
     at = dt.datetime(2026, 1, 2, 2, 0)
@@ -194,7 +198,7 @@ def test_nightly_schedule_targets_the_serving_version(bench, tmp_path):
 
 def test_answer_job_answers_and_scores_every_civil_code_question(bench):
     home, instance, _, runs = bench
-    a = _md(instance, "answers", partition=NEW)
+    a = _md(instance, "pl", "kc", "answers", partition=NEW)
     assert a["answerer"] == "offline" and a["stale_skipped"] == 3
     assert a["questions"] + a["stale_skipped"] + a["invalid_questions"] > 700
     assert 0.5 < a["answer_all"] <= 1 and 0.5 < a["context_all"] <= 1 and a["joint_all"] <= a["answer_all"]

@@ -4,21 +4,24 @@ import dagster as dg
 
 from assets.definitions import defs
 
+POLISH = ("kc", "kpc", "kp", "kk")  # the registry's Polish codes
+
 
 def test_definitions_load_like_the_ui_does():
     dg.Definitions.validate_loadable(defs)
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    assert keys == {"pl/kc/raw_pdf", "pl/kc/articles", "pl/kc/chunks", "pl/kc/diff", "pl/kc/published",
-                    "pl/kc/search_index", "benchmarks/questions", "benchmarks/staleness", "benchmarks/retrieval_eval",
-                    "benchmarks/answers", "sources/pl_kc_eli", "sources/de_openlegaldata", "sources/de_statutes", "cases/openlegaldata", "cases/chunks",
+    per_act = {f"{p}/{a}/{n}" for a in POLISH for p, n in (
+        *(("pl", n) for n in ("raw_pdf", "articles", "chunks", "diff", "published", "search_index")),
+        *(("benchmarks/pl", n) for n in ("staleness", "retrieval_eval", "answers")))}
+    assert keys == per_act | {f"sources/pl_{a}_eli" for a in POLISH} | {"benchmarks/questions", "sources/de_openlegaldata", "sources/de_statutes", "cases/openlegaldata", "cases/chunks",
                     "cases/search_index", "cases/citation_counts", "de/statutes/published",
                     "de/statutes/search_index"}
     checks = {(c.asset_key.to_user_string(), c.name) for c in graph.asset_check_keys}
-    assert checks == {("pl/kc/articles", "articles_valid"), ("pl/kc/chunks", "chunks_valid"),
+    assert checks == {c for a in POLISH for c in (
+        (f"pl/{a}/articles", "articles_valid"), (f"pl/{a}/chunks", "chunks_valid"),
+        (f"benchmarks/pl/{a}/retrieval_eval", "retrieval_no_regression"), (f"sources/pl_{a}_eli", "polled_within_window"))} | {
                       ("benchmarks/questions", "benchmark_questions_valid"),
-                      ("benchmarks/retrieval_eval", "retrieval_no_regression"),
-                      ("sources/pl_kc_eli", "polled_within_window"),
                       ("sources/de_openlegaldata", "polled_within_window"),
                       ("sources/de_statutes", "polled_within_window"),
                       ("cases/openlegaldata", "quarantine_contract"), ("cases/chunks", "case_chunks_valid"),
@@ -33,15 +36,21 @@ def test_definitions_load_like_the_ui_does():
 def test_benchmark_job_schedule_and_lineage():
     graph = defs.resolve_asset_graph()
     parents = {k: {p.to_user_string() for p in graph.get(dg.AssetKey(k.split("/"))).parent_keys}
-               for k in ("benchmarks/staleness", "benchmarks/retrieval_eval")}
-    assert parents == {"benchmarks/staleness": {"benchmarks/questions", "pl/kc/articles", "pl/kc/diff"},
-                       "benchmarks/retrieval_eval": {"benchmarks/questions", "benchmarks/staleness",
-                                                     "pl/kc/search_index"}}
-    assert graph.get(dg.AssetKey(["benchmarks", "staleness"])).partitions_def.name == "pl_kc_versions"
+               for k in ("benchmarks/pl/kp/staleness", "benchmarks/pl/kp/retrieval_eval", "benchmarks/pl/kp/answers")}
+    assert parents == {"benchmarks/pl/kp/staleness": {"benchmarks/questions", "pl/kp/articles", "pl/kp/diff"},
+                       "benchmarks/pl/kp/retrieval_eval": {"benchmarks/questions", "benchmarks/pl/kp/staleness",
+                                                           "pl/kp/search_index"},
+                       "benchmarks/pl/kp/answers": {"benchmarks/questions", "benchmarks/pl/kp/staleness",
+                                                    "pl/kp/search_index"}}
+    for a in POLISH:  # each act's benchmark follows that act's versions
+        assert graph.get(dg.AssetKey(["benchmarks", "pl", a, "staleness"])).partitions_def.name == f"pl_{a}_versions"
     assert graph.get(dg.AssetKey(["benchmarks", "questions"])).partitions_def is None
     specs = {s.key.name: s for cd in defs.asset_checks or [] for s in cd.check_specs}
     assert specs["benchmark_questions_valid"].blocking and not specs["retrieval_no_regression"].blocking
-    job = defs.resolve_job_def("benchmark_nightly")
-    assert job.partitions_def.name == "pl_kc_versions"
-    schedule = defs.resolve_schedule_def("benchmark_nightly_schedule")
-    assert (schedule.cron_schedule, schedule.job_name) == ("0 2 * * *", "benchmark_nightly")
+    for a in POLISH:
+        job = defs.resolve_job_def(f"benchmark_nightly_pl_{a}")
+        assert job.partitions_def.name == f"pl_{a}_versions"
+        schedule = defs.resolve_schedule_def(f"benchmark_nightly_pl_{a}_schedule")
+        assert (schedule.cron_schedule, schedule.job_name) == ("0 2 * * *", f"benchmark_nightly_pl_{a}")
+        answers = defs.resolve_schedule_def(f"answers_nightly_pl_{a}_schedule")
+        assert (answers.cron_schedule, answers.job_name) == ("0 3 * * *", f"answers_nightly_pl_{a}")

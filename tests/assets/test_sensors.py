@@ -123,7 +123,7 @@ def test_existing_question_table_is_left_to_the_nightly_job(tmp_path: Path, samp
     path.write_bytes(b"PAR1")  # only its presence matters to the watcher
     [run] = tick(sample_resources(tmp_path, sample_dir, up_to=OLD)).run_requests
     assert set(run.asset_selection) == {a.key for a in sensors.POLISH["pl:kc"].refresh_assets} - {benchmarks.questions.key}
-    assert benchmarks.staleness.key in run.asset_selection
+    assert benchmarks.of_act("pl:kc").staleness.key in run.asset_selection
 
 
 def test_unreadable_cursor_starts_afresh_and_run_key_still_dedupes(tmp_path: Path, sample_dir: Path):
@@ -339,9 +339,10 @@ def test_refresh_job_covers_corpus_index_and_staleness():
     assert job.partitions_def.name == "pl_kc_versions"
     assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == {
         "pl/kc/raw_pdf", "pl/kc/articles", "pl/kc/chunks", "pl/kc/diff", "pl/kc/published", "pl/kc/search_index",
-        "benchmarks/questions", "benchmarks/staleness"}
+        "benchmarks/questions", "benchmarks/pl/kc/staleness"}
     sensor = defs.resolve_sensor_def("source_watch")
-    assert {j.name for j in sensor.jobs} == {"pl_kc_refresh", "cases_refresh", "de_statutes_refresh"}
+    assert {j.name for j in sensor.jobs} == {"pl_kc_refresh", "pl_kpc_refresh", "pl_kp_refresh", "pl_kk_refresh",
+                                             "cases_refresh", "de_statutes_refresh"}
     assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
     assert sensor.minimum_interval_seconds == 3600
     graph = defs.resolve_asset_graph()
@@ -357,7 +358,7 @@ def test_pools_in_dagster_yaml_and_on_the_assets(tmp_path: Path, monkeypatch: py
     assert pools.default_pool_limit == 1 and pools.pool_granularity.value == "run"
     graph = defs.resolve_asset_graph()
     assert graph.get(KC.search_index.key).pools == {"index"}
-    assert graph.get(dg.AssetKey(["benchmarks", "answers"])).pools == {"llm"}
+    assert graph.get(dg.AssetKey(["benchmarks", "pl", "kc", "answers"])).pools == {"llm"}
 
 
 # --------------------------------------------------------------------------- Open Legal Data watcher

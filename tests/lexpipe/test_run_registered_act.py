@@ -1,8 +1,8 @@
 """Adding a Polish act = one registry row + its sample files: ``lexpipe run --acts`` builds it end to end.
 
-The Kodeks karny (ELI DU/1997/553) is not in ``schemas/acts.toml``. A temporary registry (the
-shipped rows plus one row for it) is handed to a real ``lexpipe run`` through
-``LEXPIPE_ACT_REGISTRY``; the sample source serves its real ISAP PDF from ``../shared/data``. No
+A temporary registry that knows only the Civil Code, plus one row for the Kodeks karny (ELI
+DU/1997/553; the shipped ``schemas/acts.toml`` holds it too, since issue 14), is handed to a real
+``lexpipe run`` through ``LEXPIPE_ACT_REGISTRY``; the sample source serves its real ISAP PDF from ``../shared/data``. No
 code names the act: the ELI connector, the parser's identity check, the Dagster asset family
 (``pl/kk/*``, partitions ``pl_kk_versions``, job ``pl_kk_corpus_and_index``), the index and the
 search all come from the row.
@@ -19,8 +19,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from schemas.acts import DEFAULT_REGISTRY, ActRegistry
-from registry_rows import KK as KK_ROW  # tests/, on sys.path via conftest
+from schemas.acts import ActRegistry
+from registry_rows import KC as KC_ROW, KK as KK_ROW  # tests/, on sys.path via conftest
 
 VERSION = "2026-07-28"
 
@@ -36,7 +36,7 @@ def kk_run(tmp_path_factory, sample_dir: Path):
         pytest.skip("the Kodeks karny sample PDF is not in the shared data")
     root = tmp_path_factory.mktemp("kk")
     registry = root / "acts.toml"
-    registry.write_text(DEFAULT_REGISTRY.read_text(encoding="utf-8") + KK_ROW, encoding="utf-8")
+    registry.write_text(KC_ROW + KK_ROW, encoding="utf-8")
     env = {**os.environ, "LEXPIPE_ACT_REGISTRY": str(registry), "LEXPIPE_HOME": str(root / "home"),
            "DAGSTER_HOME": str(root / "dagster_home"), "LEXPIPE_ENCODER": "hashing",
            "LEXPIPE_SAMPLE_DIR": str(sample_dir), "LEXPIPE_OFFLINE": "true"}
@@ -44,8 +44,9 @@ def kk_run(tmp_path_factory, sample_dir: Path):
     return root, env, run
 
 
-def test_the_shipped_registry_does_not_know_the_act() -> None:
-    assert "pl:kk" not in ActRegistry.load(DEFAULT_REGISTRY)
+def test_the_base_registry_does_not_know_the_act(tmp_path: Path) -> None:
+    (tmp_path / "acts.toml").write_text(KC_ROW, encoding="utf-8")
+    assert "pl:kk" not in ActRegistry.load(tmp_path / "acts.toml")
 
 
 def test_one_registry_row_builds_the_act_end_to_end(kk_run) -> None:
@@ -78,6 +79,6 @@ def test_the_registered_act_is_searchable(kk_run) -> None:
 def test_an_unknown_act_is_refused_naming_the_registry(tmp_path: Path) -> None:
     env = {**os.environ, "LEXPIPE_HOME": str(tmp_path / "home"), "DAGSTER_HOME": str(tmp_path / "dh")}
     env.pop("LEXPIPE_ACT_REGISTRY", None)
-    run = _lexpipe(["run", "--acts", "pl:kk"], env, tmp_path)
+    run = _lexpipe(["run", "--acts", "pl:kro"], env, tmp_path)
     assert run.returncode == 2
-    assert "unknown act id 'pl:kk'" in run.stderr and "pl:kc" in run.stderr
+    assert "unknown act id 'pl:kro'" in run.stderr and "pl:kc" in run.stderr

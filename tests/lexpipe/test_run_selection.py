@@ -21,7 +21,7 @@ def _args(acts=None, jurisdiction=None) -> argparse.Namespace:
 
 
 def test_selection() -> None:
-    assert ([a.id for a in _selected(_args())[0]], _selected(_args())[1]) == (["pl:kc"], False)
+    assert ([a.id for a in _selected(_args())[0]], _selected(_args())[1]) == (["pl:kc", "pl:kpc", "pl:kp", "pl:kk"], False)
     acts, cases = _selected(_args(jurisdiction=["de"]))
     assert [a.id for a in acts] == ["de:bgb", "de:gg", "de:hgb", "de:stgb", "de:stpo", "de:zpo"] and cases
     acts, cases = _selected(_args(acts=["de:gg,de:cases", "pl:kc"]))

@@ -84,7 +84,9 @@ def test_gold_refs_join_the_corpus(rows: list[dict], kc_parsed: dict):
     parsed = kc_parsed["2025-11-13"]
     assert parsed.version == dt.date(2025, 11, 13)
     ids = {a.id for a in parsed.articles} | {u.id for a in parsed.articles for u in a.units}
-    refs = [g for r in rows for g in r["gold_refs"] if g["in_corpus"]]
+    in_corpus = [g for r in rows for g in r["gold_refs"] if g["in_corpus"]]
+    assert {g["act_id"] for g in in_corpus} == {"pl:kc", "pl:kpc", "pl:kp", "pl:kk"}  # the registry's Polish acts
+    refs = [g for g in in_corpus if g["act_id"] == "pl:kc"]
     assert len(refs) > 750
     assert sorted({g["unit_id"] for g in refs} - ids) == []
     assert {"pl:kc:art:75^1:par:1", "pl:kc:art:454^1"} <= {g["unit_id"] for g in refs}

@@ -68,9 +68,10 @@ def test_forms(text: str, expected: list[str]):
 def test_ref_fields_and_corpus_flag():
     kc, kpc = parse_legal_basis("art. 385^1 § 1 k.c. w zw. z art. 10 k.p.c.")
     assert kc == UnitRef("pl:kc", "pl:kc:art:385^1:par:1", "pl:kc:art:385^1", True, "art. 385^1 § 1 k.c.")
-    assert kpc == UnitRef("pl:kpc", "pl:kpc:art:10", "pl:kpc:art:10", False, "art. 10 k.p.c.")
-    assert parse_legal_basis("art. 10 k.p.c.", corpus_acts={"pl:kpc"})[0].in_corpus
-    assert exam_corpus_acts() == {"pl:kc"}  # the registry's Polish acts
+    assert kpc == UnitRef("pl:kpc", "pl:kpc:art:10", "pl:kpc:art:10", True, "art. 10 k.p.c.")
+    assert not parse_legal_basis("art. 10 k.p.c.", corpus_acts={"pl:kc"})[0].in_corpus
+    assert not parse_legal_basis("art. 10 k.r.o.")[0].in_corpus  # not a registry act
+    assert exam_corpus_acts() == {"pl:kc", "pl:kpc", "pl:kp", "pl:kk"}  # the registry's Polish acts
 
 
 def test_each_ref_raw_is_its_own_citation():
@@ -125,6 +126,7 @@ def test_agrees_with_evaluation_gold_articles(sample_dir: Path):
 
 def test_gold_articles_reads_mixed_strings():
     # the old suffix test would call both Civil Code articles; only the first is one
-    assert gold_articles("art. 5 k.c. w zw. z art. 10 k.p.c.") == ("pl:kc:art:5",)
-    assert gold_articles("art. 10 k.p.c. w zw. z art. 5 k.c.") == ("pl:kc:art:5",)
+    assert gold_articles("art. 5 k.c. w zw. z art. 10 k.p.c.", acts={"pl:kc"}) == ("pl:kc:art:5",)
+    assert gold_articles("art. 10 k.p.c. w zw. z art. 5 k.c.", acts={"pl:kc"}) == ("pl:kc:art:5",)
+    assert gold_articles("art. 10 k.p.c. w zw. z art. 5 k.c.") == ("pl:kpc:art:10", "pl:kc:art:5")
     assert gold_articles("art. 10 k.p.c.", acts={"pl:kpc"}) == ("pl:kpc:art:10",)

@@ -169,7 +169,7 @@ def test_append_is_idempotent_per_run_id(tmp_path: Path):
 
 def test_append_refuses_mixed_runs(tmp_path: Path):
     mixed = pa.concat_tables([run_rows("a", "2026-01-01T00:00:00", 0.5), run_rows("b", "2026-01-01T00:00:00", 0.5)])
-    with pytest.raises(ValueError, match="one run and version at a time"):
+    with pytest.raises(ValueError, match="one run, act and version at a time"):
         EvalHistory(tmp_path).append(mixed)
 
 
