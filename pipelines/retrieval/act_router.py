@@ -7,9 +7,10 @@ for another act it answers "unknown act". :class:`ActRouter` gives the service t
 backend's shape over such backends: a search goes to the backend of each act its filter names,
 per act, and ``acts()`` lists the acts of the language that have a loaded version.
 
-Results of several acts are merged by score and collapsed to articles, as
-``EmbeddedBackend._search`` merges its per-table results; one act's results pass through
-unchanged. Routing only: no score is changed here.
+Results of several acts are merged by score (``cross_act_merge.merge_acts``: of the merges of
+acts searched one by one, raw score measured best; the embedded backend searches small statute
+tables as one corpus instead, which measured better still) and collapsed to articles; one act's
+results pass through unchanged. Routing only: no score is changed here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import threading
 from dataclasses import replace
 from typing import Callable, Protocol, Sequence
 
+from pipelines.retrieval.cross_act_merge import merge_acts
 from pipelines.retrieval.interface import Hit, SearchError, SearchRequest, collapse_to_articles
 from pipelines.retrieval.languages import PROFILES
 from schemas.acts import registry
@@ -77,7 +79,4 @@ class ActRouter:
                    for a in acts]
         if len(per_act) == 1:
             return per_act[0]
-        merged = sorted((h for hits in per_act for h in hits), key=lambda h: -h.score)
-        for i, h in enumerate(merged, 1):
-            h.rank = i
-        return collapse_to_articles(merged, request.k)
+        return collapse_to_articles(merge_acts(per_act, "score"), request.k)

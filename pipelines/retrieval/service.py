@@ -121,8 +121,10 @@ class SearchService:
                **kw) -> SearchPage:
         """``detect_acts``: a statute search without an act filter whose query names indexed acts
         of its language ("Zgodnie z Kodeksem pracy, …", "art. 5 k.p.c.": ``act_mentions``) searches
-        those acts only; ``SearchPage.named_acts`` says so. Off, every act of the language is
-        searched."""
+        those acts only; ``SearchPage.named_acts`` says so. A lead-in naming only searched acts
+        ("Zgodnie z Kodeksem pracy, …") is then left out of the query: it tells nothing more once
+        the search is in that act. Off, every act of the language is searched, the query as
+        given."""
         if target not in TARGETS:
             raise InvalidRequest(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
         request = build_request(query, offset=offset, **kw)
@@ -148,6 +150,8 @@ class SearchService:
             detect = detect_acts and lp.detect_named_acts and target == "statutes"
             named = _named_in_scope(request.query, acts) if detect else ()
             request = replace(request, filters=replace(request.filters, act_ids=named or acts))
+        if lp is not None and lp.detect_named_acts and lp.strip_exam_lead_ins and detect_acts and target == "statutes":
+            request = _without_named_lead_in(request)
         classification, quotas = None, None
         try:
             if target == "statutes":
@@ -173,3 +177,21 @@ def _named_in_scope(query: str, scope: tuple[str, ...]) -> tuple[str, ...]:
     from pipelines.retrieval.act_mentions import acts_of, named_acts
 
     return named_acts(query, acts_of(scope))
+
+
+def _without_named_lead_in(request: SearchRequest) -> SearchRequest:
+    """The request without a leading "Zgodnie z Kodeksem …, " (``query_prep.strip_boilerplate``)
+    when every act the lead-in names is searched. Why: on the dev exam questions (2012–2020, 913,
+    hybrid, the named act searched) R@1 0.874 → 0.878, MRR 0.910 → 0.913 (k.p.c. 0.840 → 0.858,
+    k.c. 0.917 → 0.913): the act's name is noise inside that act, and gAIus already strips it."""
+    from pipelines.retrieval.act_mentions import named_acts
+    from pipelines.retrieval.query_prep import strip_boilerplate
+
+    query = request.query.strip()
+    stripped = strip_boilerplate(query)
+    if stripped == query:
+        return request
+    named = named_acts(query[: len(query) - len(stripped)])
+    if not named or set(named) - set(request.filters.act_ids):
+        return request
+    return replace(request, query=stripped)

@@ -62,12 +62,14 @@ class RecordingBackend:
 
     def __init__(self):
         self.seen: list[tuple[str, ...]] = []
+        self.queries: list[str] = []
 
     def acts(self):
         return ["de:bgb", "pl:kc", "pl:kk", "pl:kp", "pl:kpc"]
 
     def search(self, request):
         self.seen.append(request.filters.act_ids)
+        self.queries.append(request.query)
         act = request.filters.act_ids[0]
         return [Hit(f"{act}:art:1:c0", f"{act}:art:1", act, "2025-01-01", 1.0, 1)]
 
@@ -77,15 +79,20 @@ def test_a_named_act_narrows_an_unfiltered_search(four_codes):
     service = SearchService(backend)
     page = service.search("Zgodnie z Kodeksem pracy, pracodawca jest obowiązany:", retriever="bm25")
     assert backend.seen[-1] == ("pl:kp",) and page.named_acts == ("pl:kp",)
+    assert backend.queries[-1] == "pracodawca jest obowiązany:"  # the lead-in naming the act is left out
     # no act named: every Polish code, never the German one
     page = service.search("Kto jest konsumentem?", retriever="bm25")
     assert backend.seen[-1] == ("pl:kc", "pl:kk", "pl:kp", "pl:kpc") and page.named_acts == ()
     # detection off: every Polish code even though one is named
     service.search("Zgodnie z Kodeksem pracy, pracodawca", retriever="bm25", detect_acts=False)
     assert backend.seen[-1] == ("pl:kc", "pl:kk", "pl:kp", "pl:kpc")
+    assert backend.queries[-1] == "Zgodnie z Kodeksem pracy, pracodawca"
     # an explicit act filter wins over the name in the query
     page = service.search("Zgodnie z Kodeksem pracy, pracodawca", retriever="bm25", acts=["pl:kc"])
     assert backend.seen[-1] == ("pl:kc",) and page.named_acts == ()
+    assert backend.queries[-1] == "Zgodnie z Kodeksem pracy, pracodawca"  # names an act not searched: kept
+    service.search("Zgodnie z Kodeksem pracy, pracodawca", retriever="bm25", acts=["pl:kp"])
+    assert backend.queries[-1] == "pracodawca"
 
 
 def test_a_named_act_that_is_not_indexed_is_ignored(four_codes):
