@@ -172,7 +172,11 @@ def act_assets(act: Act) -> PolishActAssets:
                                  tolerance=parse_config.article_count_tolerance)
         report, prev = checked.report, checked.previous_version
         context.log.info(report.summary())
-        return dg.AssetCheckResult(passed=report.success, description=report.summary(),
+        description = report.summary()
+        if not report.success:  # name the file the failing articles came from
+            landed = storage.landing().find(ACT_ID, version)
+            description = f"{ACT_ID} {version} from {landed.source_url if landed else 'unknown source'}: {description}"
+        return dg.AssetCheckResult(passed=report.success, description=description,
                                    metadata={**report.to_metadata(), "version": version, "previous_version": prev or "none"})
 
 

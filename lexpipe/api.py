@@ -63,6 +63,20 @@ def _out(h: Hit) -> HitOut:
                   sources=h.sources)
 
 
+def unknown_act(act_ids: list[str]) -> str | None:
+    """The refusal of the first well-formed act id that is neither a registry act nor the case law,
+    naming the ids there are (malformed ids are left to the service's own message)."""
+    from pipelines.retrieval.case_index import CASES_ACT
+    from pipelines.retrieval.service import ACT_ID
+    from schemas.acts import registry
+
+    known = (*registry().ids(), CASES_ACT)
+    for a in act_ids:
+        if ACT_ID.match(a) and a not in known:
+            return f"unknown act {a!r}; known acts: {', '.join(known)}"
+    return None
+
+
 def create_app(service: SearchService) -> FastAPI:
     app = FastAPI(title="lexpipe search", version="1", description=__doc__)
 
@@ -71,6 +85,9 @@ def create_app(service: SearchService) -> FastAPI:
         return JSONResponse(status_code=422, content={"error": "invalid request", "detail": exc.errors()})
 
     def run(body: SearchBody) -> SearchOut:
+        unknown = unknown_act(body.act)
+        if unknown:
+            raise HTTPException(status_code=400, detail=unknown)
         try:
             page = service.search(body.q, k=body.k, offset=body.offset, retriever=body.retriever, acts=body.act,
                                   statuses=body.status, as_of=body.as_of, version=body.version, target=body.target)

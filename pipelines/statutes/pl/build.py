@@ -91,6 +91,7 @@ def parse_step(layout: Layout, *, act_id: str, version: str, pdf_path: Path, sou
     store.discard_staging(act_id, version)  # never mix files of two different sources
     try:
         parsed = parse_statute(pdf_path, dt.date.fromisoformat(version), spec, workers=workers)
+        _refuse_cut_first_version(store, parsed, pdf_path)
     except (PdfReadError, StatuteParseError) as exc:  # name the source, not only the raw-zone path
         raise type(exc)(f"{act_id} {version} from {source_url or pdf_path}: {exc}") from exc
     seconds = time.perf_counter() - t0
@@ -109,6 +110,23 @@ def parse_step(layout: Layout, *, act_id: str, version: str, pdf_path: Path, sou
     store.stage_json(act_id, version, "parse.json", {**key, "stats": stats, "parse_seconds": round(seconds, 3)})
     return ParseOutcome(act_id, version, store.staging(act_id, version), articles.num_rows, parsed.pages,
                         seconds, False, source_sha256, stats)
+
+
+def _refuse_cut_first_version(store: CorpusStore, parsed, pdf_path: Path) -> None:
+    """A first version (no published older one) whose PDF has fewer or more pages than its running
+    header counts ("s. 1/148") is refused: the blocking article-count check compares with the
+    previous published version, so for a new act nothing else would notice a PDF that lost its
+    end. A later version is left to that check (±2 % of the articles), which blocks it by name."""
+    act_id, version = parsed.spec.act_id, parsed.version.isoformat()
+    if parsed.printed_pages is None or parsed.printed_pages == parsed.pages:
+        return
+    if store.previous_version(act_id, version) is not None:
+        return
+    what = "cut short" if parsed.pages < parsed.printed_pages else "pages that are not its own"
+    raise StatuteParseError(
+        f"{pdf_path}: the PDF has {parsed.pages} pages but its running header counts {parsed.printed_pages} "
+        f"(\"s. 1/{parsed.printed_pages}\"): {what}; {act_id} has no published version to compare its "
+        f"{len(parsed.articles)} articles with, so it is not published")
 
 
 def chunk_step(layout: Layout, *, act_id: str, version: str, max_tokens: int) -> pa.Table:

@@ -162,6 +162,9 @@ class ParsedStatute:
     articles: list[Article]
     structure: list[Node]  # book..section nodes in document order
     footnotes: dict[str, str]
+    # the page count the running header prints ("©Kancelaria Sejmu s. 1/148" → 148; None when no
+    # page has that header): a PDF with fewer pages than it says it has lost its end
+    printed_pages: int | None = None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -333,7 +336,21 @@ def parse_statute(path: Path, version: dt.date, spec: ActSpec | str, *,
     _close_article_markers(articles)
     for art in articles:
         _finish_article(art, spec, version)
-    return ParsedStatute(spec, version, len(pages), title, based_on, articles, structure, footnotes)
+    return ParsedStatute(spec, version, len(pages), title, based_on, articles, structure, footnotes,
+                         printed_page_total(pages))
+
+
+# "©Kancelaria Sejmu s. 12/148": the page and the document's page count, on every ISAP page
+PAGE_OF_RE = re.compile(r"s\.\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+def printed_page_total(pages: list[list[Line]]) -> int | None:
+    """The page count the running headers print (the most common "s. N/<total>"), or None when
+    no page has an ISAP running header. Measured: equal to the PDF's page count in all seven
+    sample unified texts (k.c., k.p.c., k.p., k.k.)."""
+    totals = Counter(int(m.group(2)) for page in pages for ln in page
+                     if ln.zone == "header" and (m := PAGE_OF_RE.search(ln.text)))
+    return totals.most_common(1)[0][0] if totals else None
 
 
 def text_margin(lines: list[Line]) -> float:
