@@ -5,7 +5,8 @@
 Dev = the exam questions of 2012–2020 whose gold article is in an indexed Polish code's serving
 version (k.c., k.p.c., k.p., k.k.), disjoint from the 2021–2023 questions bench/retrieval.py
 reports. Each question gives training groups in the two situations the product ranks: its own
-act alone (the act filter, or the act the question names) and every act as one corpus (a query
+act alone (the act filter, or the act the question names; the lead-in naming it left out, as
+the search service does) and every act as one corpus (a query
 that names no act: ``EmbeddedBackend._union_of``), each with the question alone and with
 question + options — one model serves them all. ``--holdout`` years are left out of training
 and their R@1 / MRR printed next to z-score fusion and the model in force (the out-of-sample
@@ -51,6 +52,7 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--l2", type=float, default=1e-2)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--cache", type=Path, help="pickle of the computed features: reused when it exists")
     ap.add_argument("--dry-run", action="store_true", help="print the figures, write no model")
     args = ap.parse_args()
     if set(args.years) & {2021, 2022, 2023}:
@@ -59,12 +61,16 @@ def main() -> None:
     from pipelines.retrieval.encoders import get_encoder
     from pipelines.retrieval.fusion import zscore_fusion
     from pipelines.retrieval.index_build import open_embedded_backend
+    from pipelines.retrieval.query_prep import strip_boilerplate
     from pipelines.retrieval.reranker import LinearReranker
 
     layout = Layout(Path(args.home))
     encoder = get_encoder(args.encoder)
     backend = open_embedded_backend(layout, encoder=encoder, rerank=False)
-    current = LinearReranker.load(default_model_path("pl")) if default_model_path("pl").exists() else None
+    try:
+        current = LinearReranker.load(default_model_path("pl")) if default_model_path("pl").exists() else None
+    except ValueError:  # trained on other features: nothing to compare with
+        current = None
     acts = [a for a in backend.acts() if a.startswith("pl:")]
     tables = {}
     serving = {}
@@ -80,12 +86,19 @@ def main() -> None:
     # (situation, style) → list of (question, hits, x, y, zscore rank)
     groups: dict[tuple[str, bool], list] = defaultdict(list)
     t0 = time.perf_counter()
+    if args.cache and args.cache.exists():
+        import pickle
+
+        groups = pickle.loads(args.cache.read_bytes())
+        questions = []
     for i, q in enumerate(questions, 1):
         for situation, name, filters in (("act", tables[q.act][1], Filters(act_ids=(q.act,))),
                                          ("all acts", union, Filters(act_ids=tuple(acts)))):
             stats = backend.lexical_stats(name)
             for with_options in (False, True):
+                # as the product searches: inside the named act without the lead-in naming it
                 text = q.text(with_options)
+                text = strip_boilerplate(text) if situation == "act" else text
                 legs = backend.legs(name, text, filters, args.depth)
                 hits, x = candidate_features(legs, backend.analyzer.analyze(text), stats)
                 y = np.array([h.article_id in q.gold_articles for h in hits], dtype=float)
@@ -93,13 +106,18 @@ def main() -> None:
                     (q, hits, x, y, _rank_of(zscore_fusion(legs, args.depth, weights=weights), q.gold_articles)))
         print(f"\rfeatures {i}/{len(questions)} ({time.perf_counter() - t0:.0f}s)", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
+    if args.cache and not args.cache.exists():
+        import pickle
+
+        args.cache.write_bytes(pickle.dumps(groups))
+    n_questions = len({r[0].qid for rows in groups.values() for r in rows})
 
     def fit(years_out: set[int]):
         return train_listwise([(x, y) for rows in groups.values() for q, _, x, y, _ in rows
                                if int(q.qid[:4]) not in years_out], l2=args.l2, provenance={
             "trained_on": (f"pl exams {min(args.years)}–{max(args.years)}"
                            + (f" except {sorted(years_out)}" if years_out else "")
-                           + f", every indexed code ({', '.join(acts)}), {len(questions)} questions with in-corpus gold; "
+                           + f", every indexed code ({', '.join(acts)}), {n_questions} questions with in-corpus gold; "
                            "the act alone and all acts as one corpus; both query styles"),
             "corpus_versions": {a: v for a, (v, _) in tables.items()}, "encoder": encoder.id, "depth": args.depth,
             "l2": args.l2, "trained_at": dt.date.today().isoformat(),
