@@ -22,6 +22,16 @@ SUPERSCRIPT_RATIO = 0.85  # a char smaller than this × the line's body size and
 SUPERSCRIPT_MIN_RISE = 1.5  # points above the line's baseline
 NEW_LINE_DY = 6.0  # a baseline jump larger than this starts a new line (superscripts rise ~4 pt)
 BODY_MIN_SIZE = 11.0  # ISAP body text is 12 pt; footnotes 10 pt, header 9 pt, superscripts 8 pt
+# A gap wider than this × the font size between two glyphs of one line is a word space, also when
+# the text layer has no space character there. Measured on the seven ISAP unified texts (3.0 M
+# pairs of neighbouring glyphs on one baseline with no space character between them, gap = next
+# origin − (previous origin + advance), pdfium's loose char box): the letters of a word sit at most
+# 0.04 em apart in body text (0.5 pt at 12 pt), 0.09 em in the 10 pt footnotes; spaces pdfium
+# lost are 0.13–0.19 em ("rejonowy|miejsca" 1.53 pt, "rejonowy|może" 1.72, "W|razie" 1.87,
+# "§ 2,|sąd" 2.28), after a footnote reference 0.25 em and more. Between 0.1 and 0.13 em lies only
+# the letter-spaced title "U S T AWA" of page 1 (A|W 0.117 em; pdfium spaces the other letters),
+# now "U S T A W A"; the footnote list's "30)dyrektywy" (0.08–0.09 em) stays as it was.
+WORD_GAP_EM = 0.1
 
 SOFT_HYPHEN = "\u00ad"
 SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -42,6 +52,7 @@ class Char:
     x: float
     y: float  # baseline origin, PDF coordinates (0 = page bottom)
     bold: bool
+    x1: float | None = None  # right edge of the glyph's advance (origin + advance width), when known
 
 
 @dataclass(slots=True)
@@ -86,14 +97,38 @@ def page_count(path: Path) -> int:
         doc.close()
 
 
+def is_word_gap(prev: Char, nxt: Char) -> bool:
+    """Is there a word space between two neighbouring glyphs that the text layer does not spell?
+
+    True when ``nxt`` stands on ``prev``'s line, more than :data:`WORD_GAP_EM` of its size to the
+    right of ``prev``'s advance. Never before a superscript (a smaller, raised glyph): a footnote
+    reference is dropped from the text and a superscript number must stay glued to its base
+    (``Art. 109^1``); after one it counts, so the word that follows a reference keeps its space
+    (k.p. art. 173 "Socjalnej⁸⁾ określi", where the only separator is the gap after ``8)``)."""
+    if prev.x1 is None or prev.size <= 0 or nxt.size <= 0:
+        return False
+    return (abs(nxt.y - prev.y) <= NEW_LINE_DY and nxt.size >= prev.size * SUPERSCRIPT_RATIO
+            and nxt.x - prev.x1 > WORD_GAP_EM * nxt.size)
+
+
 def read_chars_pdfium(path: Path, pages: Sequence[int]) -> list[PageChars]:
-    """Chars of the given 0-based pages via pdfium's text page (fast path)."""
+    """Chars of the given 0-based pages via pdfium's text page (fast path).
+
+    Word spaces: pdfium's text page has most of the spaces the PDF spells and adds ("generates")
+    its own where it sees a gap, but it drops some space characters, and then two words are
+    glued: the space after a raised footnote reference, which pdfium replaces by a generated line
+    break (dropped here like every generated line break; k.p. 2025 art. 220 "Socjalnej⁹⁾ oraz"),
+    and a space set in another size or overlapping its neighbours (k.p.c. 2023 art. 205
+    "rejonowy może": an 8 pt space between 12 pt words; pdfplumber sees both). What stays is the
+    gap, so a space is added wherever :func:`is_word_gap` finds one between two glyphs with no
+    space between them."""
     import pypdfium2.raw as raw
 
     doc = _open_pdfium(path)
     out: list[PageChars] = []
     x = ctypes.c_double()
     y = ctypes.c_double()
+    box = raw.FS_RECTF()
     try:
         for i in pages:
             page = doc[i]
@@ -102,6 +137,7 @@ def read_chars_pdfium(path: Path, pages: Sequence[int]) -> list[PageChars]:
             n = tp.count_chars()
             text = tp.get_text_range(0, n) if n else ""
             chars: list[Char] = []
+            prev: Char | None = None  # the last glyph, unless a space followed it
             # get_text_range may drop/merge chars; fall back to per-char unicode when lengths differ
             per_char = len(text) != n
             for j in range(n):
@@ -110,6 +146,7 @@ def read_chars_pdfium(path: Path, pages: Sequence[int]) -> list[PageChars]:
                     if ch == " ":  # keep generated word gaps, drop generated line breaks
                         raw.FPDFText_GetCharOrigin(tp, j, x, y)
                         chars.append(Char(" ", 0.0, x.value, y.value, False))
+                        prev = None
                     continue
                 ch = chr(raw.FPDFText_GetUnicode(tp, j)) if per_char else text[j]
                 if ch in "\r\n\x00":
@@ -117,9 +154,17 @@ def read_chars_pdfium(path: Path, pages: Sequence[int]) -> list[PageChars]:
                 if ch in "\ufffe\ufffd\u00ad\u0002":  # pdfium's soft hyphen (a word broken at line end)
                     ch = SOFT_HYPHEN
                 raw.FPDFText_GetCharOrigin(tp, j, x, y)
+                raw.FPDFText_GetLooseCharBox(tp, j, box)
                 size = raw.FPDFText_GetFontSize(tp, j)
                 weight = raw.FPDFText_GetFontWeight(tp, j)
-                chars.append(Char(ch, size, x.value, y.value, weight >= 600))
+                c = Char(ch, size, x.value, y.value, weight >= 600, box.right)
+                if ch.isspace():
+                    prev = None
+                else:
+                    if prev is not None and is_word_gap(prev, c):
+                        chars.append(Char(" ", 0.0, prev.x1, c.y, False))
+                    prev = c
+                chars.append(c)
             tp.close()
             page.close()
             out.append(PageChars(i + 1, width, height, chars))
@@ -137,14 +182,18 @@ def read_chars_pdfplumber(path: Path, pages: Sequence[int]) -> list[PageChars]:
         for i in pages:
             page = pdf.pages[i]
             chars = []
-            prev = None
+            prev: Char | None = None
             for c in page.chars:
-                # pdfplumber has no generated spaces: insert one where the gap is wider than 1/5 em
+                # pdfplumber has no generated spaces: insert one wherever is_word_gap sees one
                 y = page.height - c["bottom"] + (c["size"] * 0.216)  # bottom→baseline (Times descent)
-                if prev is not None and c["x0"] - prev["x1"] > 0.2 * c["size"] and abs(c["top"] - prev["top"]) < 6:
-                    chars.append(Char(" ", 0.0, prev["x1"], y, False))
-                chars.append(Char(c["text"], float(c["size"]), float(c["x0"]), y, "Bold" in c["fontname"]))
-                prev = c
+                ch = Char(c["text"], float(c["size"]), float(c["x0"]), y, "Bold" in c["fontname"], float(c["x1"]))
+                if ch.text.isspace():
+                    prev = None
+                else:
+                    if prev is not None and is_word_gap(prev, ch):
+                        chars.append(Char(" ", 0.0, prev.x1, y, False))
+                    prev = ch
+                chars.append(ch)
             out.append(PageChars(i + 1, float(page.width), float(page.height), chars))
     return out
 
@@ -199,6 +248,10 @@ def _render(seg: list[Char]) -> tuple[str, float, float, bool, list[str], bool]:
             run.append(seg[j].text)
             j += 1
         sup = "".join(run).strip()
+        if not sup:  # a space set in a smaller size (pdfplumber reads k.p.c. 2023 p. 83 "rejonowy może" so)
+            parts.append(" ")
+            i = j
+            continue
         before = "".join(parts)
         # numbering (Art. 109^1, § 2^1, Rozdział I^1) sits right after a digit or Roman numeral,
         # with no gap; anything else — "cywilny1)", "Art. 1059.5" — is a footnote reference

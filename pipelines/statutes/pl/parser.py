@@ -25,7 +25,8 @@ from pipelines.pdf_lines import BODY_MIN_SIZE, SOFT_HYPHEN, Line, read_lines
 from pipelines.statutes.model import Node
 from schemas.acts import Act, registry
 
-PARSER_VERSION = "pl-isap-2"
+# pl-isap-3: the word spaces pdfium drops are read from the glyph gaps (pdf_lines.is_word_gap)
+PARSER_VERSION = "pl-isap-3"
 
 LEVEL_WORDS = {"KSIĘGA": "book", "CZĘŚĆ": "part", "TYTUŁ": "title", "DZIAŁ": "division",
                "Rozdział": "chapter", "Oddział": "section"}
