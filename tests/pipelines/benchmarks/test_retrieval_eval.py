@@ -138,16 +138,63 @@ def test_a_benchmark_with_every_question_stale_still_reports():
 
 
 def run_rows(run_id: str, ts: str, mrr: float, *, question_set: str = "in_corpus_gold", version: str = V,
-             retrievers=("bm25", "dense")) -> pa.Table:
+             retrievers=("bm25", "dense"), act_id: str = "pl:kc", scope: str | None = "act") -> pa.Table:
     rows = []
     for r in retrievers:
         for style in ("question", "question+options"):
             rows.append({"run_id": run_id, "run_ts": dt.datetime.fromisoformat(ts).replace(tzinfo=dt.timezone.utc),
-                         "act_id": "pl:kc", "version": dt.date.fromisoformat(version), "benchmark": "pl_exams",
+                         "act_id": act_id, "version": dt.date.fromisoformat(version), "benchmark": "pl_exams",
                          "question_set": question_set, "retriever": r, "query_style": style, "n": 100,
                          "skipped_stale": 3, **{m: mrr for m in METRICS}, "k": 50, "encoder": "hashing-384",
-                         "backend": "Fake", "seconds": 1.0})
+                         "backend": "Fake", "seconds": 1.0, "scope": scope})
     return from_rows(rows, RETRIEVAL_EVAL)
+
+
+def test_acts_and_scopes_compare_only_with_themselves(tmp_path: Path):
+    """Another act's run, or the across-acts scope of the same run, is never "the previous run"."""
+    h = EvalHistory(tmp_path)
+    h.append(run_rows("kc-1", "2026-01-01T02:00:00", 0.95))
+    h.append(run_rows("kp-1", "2026-01-01T03:00:00", 0.40, act_id="pl:kp", version="2025-12-10"))
+    first_kp = h.append(run_rows("kp-2", "2026-01-02T03:00:00", 0.41, act_id="pl:kp", version="2025-12-10"))
+    assert first_kp.name == "pl_kp__2025-12-10__kp-2.parquet"  # the Civil Code's files keep their old names
+    h.append(pa.concat_tables([run_rows("kc-2", "2026-01-02T02:00:00", 0.94),
+                               run_rows("kc-2", "2026-01-02T02:00:00", 0.50, scope="jurisdiction")]))
+    kc = compare_to_previous(h.read(), "kc-2", act_id="pl:kc")
+    assert {(c.scope, c.previous_run_id) for c in kc} == {("act", "kc-1"), ("jurisdiction", None)}
+    assert regressions(kc, 0.02) == []  # 0.95 → 0.94 within the act scope; the new scope has no history
+    kp = compare_to_previous(h.read(), "kp-2", act_id="pl:kp")
+    assert {c.previous_run_id for c in kp} == {"kp-1"} and regressions(kp, 0.02) == []
+
+
+def test_history_written_before_the_scope_column_reads_as_act_scope(tmp_path: Path):
+    import pyarrow.parquet as pq
+
+    old = run_rows("old", "2026-01-01T02:00:00", 0.9)
+    old = old.drop_columns(["scope"])  # a file of a run before the column existed
+    (tmp_path / "history").mkdir()
+    pq.write_table(old, tmp_path / "history" / f"{V}__old.parquet")
+    h = EvalHistory(tmp_path)
+    h.append(run_rows("new", "2026-01-02T02:00:00", 0.9))
+    assert set(h.read()["scope"].to_pylist()) == {"act"}
+    assert {c.previous_run_id for c in compare_to_previous(h.read(), "new")} == {"old"}
+
+
+def test_backend_search_scopes():
+    from pipelines.benchmarks.retrieval_eval import backend_search
+    from pipelines.retrieval.interface import Hit
+
+    seen = []
+
+    class Backend:
+        def search(self, request):
+            seen.append(request.filters)
+            return [Hit(chunk_id="c", article_id="pl:kp:art:1", act_id="pl:kp", version=V, score=1.0, rank=1)]
+
+    assert backend_search(Backend(), act_id="pl:kp", version=V)("q", "hybrid", 5) == ["pl:kp:art:1"]
+    assert backend_search(Backend(), act_id="pl:kp", version=V, scope="jurisdiction")("q", "hybrid", 5)
+    assert [(f.act_ids, f.version, f.jurisdictions) for f in seen] == [(("pl:kp",), V, ()), ((), None, ("pl",))]
+    with pytest.raises(ValueError, match="unknown evaluation scope 'planet'"):
+        backend_search(Backend(), act_id="pl:kp", version=V, scope="planet")
 
 
 def test_append_is_idempotent_per_run_id(tmp_path: Path):
