@@ -199,6 +199,9 @@ class EmbeddedBackend:
     def _resolve(self, filters: Filters) -> list[tuple[str, str, str]]:
         """(act_id, version, table) to search, honouring act, version and as_of filters."""
         acts = list(filters.act_ids) or self.acts()
+        if filters.jurisdictions and not filters.act_ids:
+            # no table of another jurisdiction can match: leave it out of the search (and of a union)
+            acts = [a for a in acts if a.split(":", 1)[0] in filters.jurisdictions]
         out = []
         for act in acts:
             state = self.state(act)

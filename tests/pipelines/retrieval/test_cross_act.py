@@ -39,7 +39,8 @@ def two_acts(tmp_path_factory):
     backend = EmbeddedBackend(tmp_path_factory.mktemp("cross") / "index", encoder=enc, analyzer=get_analyzer("pl"))
     aa = ["konsument zastaw rejestrowy", "przedsiębiorca prowadzi działalność"]
     bb = ["konsument ponosi ryzyko"] + [FILLER[i % len(FILLER)] + f" punkt {i}" for i in range(99)]
-    for act, texts in (("pl:aa", aa), ("pl:bb", bb)):
+    de = ["Verbraucher ist jede natürliche Person", "konsument zastaw"]
+    for act, texts in (("pl:aa", aa), ("pl:bb", bb), ("de:zz", de)):
         chunks = _chunks(act, texts)
         backend.build(act, "2025-01-01", chunks, enc.encode_passages(texts))
     return backend
@@ -93,3 +94,10 @@ def test_union_tables_are_held_once(two_acts):
     name = two_acts._union_of([("pl:aa", "", a), ("pl:bb", "", b)])
     assert name is not None and two_acts.section_context(name).vectors.shape == (102, 384)
     assert np.isclose(np.linalg.norm(two_acts.section_context(name).vectors[0]), 1.0)
+
+
+def test_a_jurisdiction_filter_leaves_other_jurisdictions_out(two_acts):
+    resolved = two_acts._resolve(Filters(jurisdictions=("pl",)))
+    assert [a for a, _, _ in resolved] == ["pl:aa", "pl:bb"]
+    hits = two_acts.search(SearchRequest("konsument zastaw", 5, "bm25", Filters(jurisdictions=("pl",))))
+    assert hits[0].article_id == "pl:aa:art:1" and {h.act_id for h in hits} <= {"pl:aa", "pl:bb"}
