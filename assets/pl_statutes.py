@@ -30,7 +30,7 @@ from pipelines.statutes.store import CorpusStore
 from pipelines.statutes.pl.build import chunk_step, diff_step, parse_step, publish_step
 from pipelines.statutes.checks import check_articles, check_chunks  # the same checks gate the Prefect flow
 
-GROUP = "pl_statutes"
+GROUP_PREFIX = "pl_statutes"  # one asset group per act: pl_statutes_kc, pl_statutes_kpc, …
 CHANGE_DATE_TAG = "lexpipe/source_change_date"  # set by the sensor on the runs it requests
 
 
@@ -101,6 +101,9 @@ def act_assets(act: Act) -> PolishActAssets:
     search index, partitioned by version (the text-state date), with its blocking checks."""
     ACT_ID = act.id
     PREFIX = [act.jurisdiction, act.slug]
+    # one group per act: with four codes one graph of 24 nodes is unreadable (the UI zooms out
+    # to names only); each act's graph stays the six-step lineage an operator reads
+    GROUP = f"{GROUP_PREFIX}_{act.slug}"
     versions = dg.DynamicPartitionsDefinition(name=f"{act.key}_versions")
     SOURCE_KEY = dg.AssetKey(["sources", f"{act.key}_eli"])  # the ELI act, observed by the source_watch sensor
 

@@ -52,7 +52,7 @@ class Expected:
 
 # Extend per source/job module: group name → the assets of that group the UI must show.
 EXPECTED: dict[str, tuple[Expected, ...]] = {
-    "pl_statutes": (
+    "pl_statutes_kc": (  # one group per act (assets/pl_statutes.py); the Civil Code stands for them
         Expected("pl/kc/raw_pdf", row_count=None, metadata=("sha256", "bytes", "source_url")),
         Expected("pl/kc/articles", checks=("articles_valid",), timing="parse_seconds",
                  metadata=("article_count", "pages", "reused_previous_parse", "count_superscript_articles",
