@@ -32,6 +32,13 @@ BODY_MIN_SIZE = 11.0  # ISAP body text is 12 pt; footnotes 10 pt, header 9 pt, s
 # the letter-spaced title "U S T AWA" of page 1 (A|W 0.117 em; pdfium spaces the other letters),
 # now "U S T A W A"; the footnote list's "30)dyrektywy" (0.08–0.09 em) stays as it was.
 WORD_GAP_EM = 0.1
+# The footnote separator: a thin horizontal rule, 144 pt (2 in) long, at the left of the text
+# column above the footnotes of a page. Measured on the seven ISAP unified texts: every page with
+# footnotes has exactly one (113 pages), no page without footnotes has one; the only other rule
+# is the running header's (397–411 pt, above the text). Its length band leaves that rule out.
+FOOTNOTE_RULE_MAX_HEIGHT = 2.0
+FOOTNOTE_RULE_LENGTH = (0.1, 0.4)  # × the page width (144 pt of 595)
+HEADER_ZONE = 70.0  # the running header (and its rule) sits within this distance of the page top
 
 SOFT_HYPHEN = "\u00ad"
 SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -74,6 +81,38 @@ class PageChars:
     width: float
     height: float
     chars: list[Char]
+    # top of the footnote separator rule (PDF coordinates), None when the page has none
+    footnote_rule: float | None = None
+
+
+def footnote_rule(width: float, height: float, rules: Iterable[tuple[float, float, float, float]]) -> float | None:
+    """The top of the page's footnote separator among its path boxes ``(left, bottom, right, top)``:
+    thin, horizontal, 10–40 % of the page width long, below the running header (the header's rule
+    spans the column near the top). Not only near the bottom: a page filled by a footnote continued
+    from the one before has its rule right under the header (k.p. 2025 p. 2: 749 pt of 842). The
+    highest one when there are several."""
+    found = None
+    lo, hi = FOOTNOTE_RULE_LENGTH
+    for left, bottom, right, top in rules:
+        if top - bottom <= FOOTNOTE_RULE_MAX_HEIGHT and lo * width < right - left < hi * width \
+                and bottom < height - HEADER_ZONE:
+            found = top if found is None else max(found, top)
+    return found
+
+
+def _path_boxes_pdfium(page) -> list[tuple[float, float, float, float]]:
+    """Bounding boxes of the page's top-level path objects (rules are drawn as filled paths)."""
+    import pypdfium2.raw as raw
+
+    boxes = []
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    for k in range(raw.FPDFPage_CountObjects(page.raw)):
+        obj = raw.FPDFPage_GetObject(page.raw, k)
+        if raw.FPDFPageObj_GetType(obj) != raw.FPDF_PAGEOBJ_PATH:
+            continue
+        if raw.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+            boxes.append((left.value, bottom.value, right.value, top.value))
+    return boxes
 
 
 # ----------------------------------------------------------------------------------------------
@@ -166,8 +205,9 @@ def read_chars_pdfium(path: Path, pages: Sequence[int]) -> list[PageChars]:
                     prev = c
                 chars.append(c)
             tp.close()
+            rule = footnote_rule(width, height, _path_boxes_pdfium(page))
             page.close()
-            out.append(PageChars(i + 1, width, height, chars))
+            out.append(PageChars(i + 1, width, height, chars, rule))
     finally:
         doc.close()
     return out
@@ -194,7 +234,10 @@ def read_chars_pdfplumber(path: Path, pages: Sequence[int]) -> list[PageChars]:
                         chars.append(Char(" ", 0.0, prev.x1, y, False))
                     prev = ch
                 chars.append(ch)
-            out.append(PageChars(i + 1, float(page.width), float(page.height), chars))
+            h = float(page.height)
+            rule = footnote_rule(float(page.width), h, [(float(o["x0"]), h - float(o["bottom"]), float(o["x1"]),
+                                                         h - float(o["top"])) for o in page.rects + page.lines])
+            out.append(PageChars(i + 1, float(page.width), h, chars, rule))
     return out
 
 
@@ -291,9 +334,12 @@ def page_lines(pc: PageChars) -> list[Line]:
 
     Zones: the running header and date footer are matched by text and position; small print in
     the right margin (x > 75 % of the width) is an ISAP margin note (announced changes); small print
-    in the text column from the first line that opens with a superscript ``N)`` downwards is the
-    footnote block; other small print in the column is a structural note (e.g. ``(zawierający
-    art. 397–404 – uchylony)``) and stays with the text.
+    in the text column below the footnote separator rule (:func:`footnote_rule`), or from the first
+    line that opens with a superscript ``N)`` downwards, is the footnote block; other small print
+    in the column is a structural note (e.g. ``(zawierający art. 397–404 – uchylony)``) and stays
+    with the text. The rule matters for a footnote continued from the previous page: it opens
+    without its ``N)`` (the k.p. footnote 1, the list of EU directives, runs over pages 1–3; its
+    rest under art. 3 / art. 5 on page 3 was read as their text).
     """
     lines: list[Line] = []
     for seg in _segments(pc.chars):
@@ -315,14 +361,15 @@ def page_lines(pc: PageChars) -> list[Line]:
         merged.append(ln)
     in_footnotes = False
     for ln in merged:
-        if ln.y > pc.height - 70 and HEADER_RE.match(ln.text):
+        if ln.y > pc.height - HEADER_ZONE and HEADER_RE.match(ln.text):
             ln.zone = "header"
         elif ln.y < 80 and FOOTER_RE.match(ln.text):
             ln.zone = "footer"
         elif ln.size < BODY_MIN_SIZE and ln.x0 > pc.width * 0.75:
             ln.zone = "margin"
         elif ln.size < BODY_MIN_SIZE:
-            in_footnotes = in_footnotes or ln.starts_with_ref
+            below_rule = pc.footnote_rule is not None and ln.y < pc.footnote_rule
+            in_footnotes = in_footnotes or ln.starts_with_ref or below_rule
             ln.zone = "footnote" if in_footnotes else "note"
         elif in_footnotes:
             ln.zone = "footnote"  # body-size text inside a footnote block (rare)

@@ -26,7 +26,9 @@ from pipelines.statutes.model import Node
 from schemas.acts import Act, registry
 
 # pl-isap-3: the word spaces pdfium drops are read from the glyph gaps (pdf_lines.is_word_gap)
-PARSER_VERSION = "pl-isap-3"
+# pl-isap-4: small print below the footnote separator rule is footnote, also a footnote continued
+# from the page before without its number (k.p. art. 3 / art. 5 had the EU directive list's end)
+PARSER_VERSION = "pl-isap-4"
 
 LEVEL_WORDS = {"KSIĘGA": "book", "CZĘŚĆ": "part", "TYTUŁ": "title", "DZIAŁ": "division",
                "Rozdział": "chapter", "Oddział": "section"}
@@ -484,12 +486,15 @@ def _front_matter(page: list[Line]) -> tuple[str, str]:
 
 
 def _collect_footnotes(pages: list[list[Line]]) -> dict[str, str]:
+    """Footnote number → text. A footnote block that opens without a number continues the last
+    footnote of the page before (k.p.: footnote 1, the EU directives, runs over pages 1–3)."""
     notes: dict[str, str] = {}
+    cur: str | None = None
     for page in pages:
-        cur: str | None = None
-        for ln in page:
-            if ln.zone != "footnote":
-                continue
+        lines = [ln for ln in page if ln.zone == "footnote"]
+        if not lines:
+            cur = None
+        for ln in lines:
             if ln.starts_with_ref and ln.footnote_refs:
                 cur = ln.footnote_refs[0]
                 notes[cur] = ln.text
