@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -207,30 +208,37 @@ def test_as_of_searches_the_version_in_force_then(indexed):
 
 
 def test_reader_never_sees_an_error_during_a_switch(indexed, corpus_home):
-    """Rebuild the served version while a reader queries in a loop: every answer is complete."""
+    """Rebuild the served version while a reader queries in a loop: every answer is complete.
+
+    The reader goes on until it has answered at least 8 times and the writer has switched the
+    served table at least twice, so the reads overlap the switches whatever the machine's speed
+    (a fixed two rebuilds once finished before a cold reader had answered 5 times)."""
     backend, enc = indexed[0], indexed[1]
     reader = EmbeddedBackend(index_root(corpus_home), encoder=enc, analyzer=backend.analyzer)
-    errors, answers = [], []
-    stop = threading.Event()
+    errors, answers, switches = [], [], []
+    done = threading.Event()
 
-    def loop():
-        while not stop.is_set():
+    def write():
+        while not done.is_set() and len(switches) < 20:
+            index_step(corpus_home, act_id="pl:kc", version=NEW, backend=backend, encoder=enc)
+            switches.append(time.monotonic())
+
+    w = threading.Thread(target=write)
+    w.start()
+    try:
+        deadline = time.monotonic() + 300
+        while (len(answers) < 8 or len(switches) < 2) and time.monotonic() < deadline and w.is_alive():
             try:
                 hits = search(reader, "osoba prawna Skarb Państwa", "hybrid", k=5)
                 answers.append((len(hits), hits[0].version))
             except Exception as exc:  # noqa: BLE001 — the test is that there are none
                 errors.append(repr(exc))
-
-    t = threading.Thread(target=loop)
-    t.start()
-    try:
-        index_step(corpus_home, act_id="pl:kc", version=NEW, backend=backend, encoder=enc)
-        index_step(corpus_home, act_id="pl:kc", version=NEW, backend=backend, encoder=enc)
     finally:
-        stop.set()
-        t.join()
+        done.set()
+        w.join()
     assert not errors, errors[:3]
-    assert len(answers) > 5 and all(n == 5 and v == NEW for n, v in answers)
+    assert len(switches) >= 2 and len(answers) >= 8
+    assert all(n == 5 and v == NEW for n, v in answers)
 
 
 def test_reader_recovers_when_its_table_was_dropped(indexed, corpus_home):
