@@ -17,7 +17,6 @@ Unknown act ids in the CLI and the API are refused before anything runs, naming 
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -33,6 +32,7 @@ from core.layout import Layout
 from schemas.acts import DEFAULT_REGISTRY
 
 from registry_rows import KC, KK  # tests/, on sys.path via conftest
+from pdf_pages import pages  # tests/, on sys.path via conftest
 
 GOOD = "2026-07-28"  # the real k.k. sample
 OTHER_ACT, BACKWARDS, TRUNCATED, FIRST_PAGES = "2026-08-01", "2026-08-02", "2026-08-03", "2026-08-04"
@@ -55,14 +55,6 @@ def _lexpipe(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comp
                           text=True, timeout=900)
 
 
-def _pages(src: Path, order: list[int]) -> bytes:
-    doc = pdfium.PdfDocument(str(src))
-    out = pdfium.PdfDocument.new()
-    out.import_pages(doc, order)
-    buf = io.BytesIO()
-    out.save(buf)
-    return buf.getvalue()
-
 
 def _samples(root: Path, sample_dir: Path) -> Path:
     """The k.k. sample folder: the real PDF (a link) and the four bad versions (bytes written
@@ -78,9 +70,9 @@ def _samples(root: Path, sample_dir: Path) -> Path:
     n = len(pdfium.PdfDocument(str(real)))
     data = real.read_bytes()
     bad = {OTHER_ACT: other.read_bytes(),
-           BACKWARDS: _pages(real, [*range(0, 20), *range(60, 80), *range(20, 60), *range(80, n)]),
+           BACKWARDS: pages(real, [*range(0, 20), *range(60, 80), *range(20, 60), *range(80, n)]),
            TRUNCATED: data[: len(data) // 2],
-           FIRST_PAGES: _pages(real, list(range(40)))}
+           FIRST_PAGES: pages(real, list(range(40)))}
     for version, content in bad.items():
         (folder / KK_PDF.format(version)).write_bytes(content)
     return root / "samples"

@@ -10,12 +10,10 @@ so these tests do not depend on which Polish rows ``schemas/acts.toml`` ships. T
 from __future__ import annotations
 
 import datetime as dt
-import io
 import itertools
 import re
 from pathlib import Path
 
-import pypdfium2 as pdfium
 import pytest
 
 from core.layout import Layout
@@ -28,6 +26,7 @@ from schemas.acts import ActRegistry
 from schemas.expectations import articles_suite
 
 from registry_rows import KC, KK, KP, KPC  # tests/, on sys.path via conftest
+from pdf_pages import pages  # tests/, on sys.path via conftest
 
 # one sample file per act: (file, title as page 1 prints it)
 SAMPLES = {
@@ -62,15 +61,6 @@ def _version(path: Path) -> dt.date:
     return dt.date.fromisoformat(path.stem.rsplit("_", 1)[1])
 
 
-def _pages(src: Path, order: list[int]) -> bytes:
-    """The real PDF's pages in ``order`` (a subset, or all of them shuffled): still a valid PDF."""
-    doc = pdfium.PdfDocument(str(src))
-    out = pdfium.PdfDocument.new()
-    out.import_pages(doc, order)
-    buf = io.BytesIO()
-    out.save(buf)
-    return buf.getvalue()
-
 
 # -- a PDF of another act --------------------------------------------------------------------------
 
@@ -101,7 +91,7 @@ def test_numbering_that_goes_backwards_fails_the_blocking_check_naming_the_artic
     n = page_count(real)
     order = [*range(0, 20), *range(60, 80), *range(20, 60), *range(80, n)]
     shuffled = tmp_path / real.name
-    shuffled.write_bytes(_pages(real, order))
+    shuffled.write_bytes(pages(real, order))
     parsed = parse_statute(shuffled, _version(real), act_id)
     report = validate_table(articles_table(parsed), articles_suite(allow_pending=True), name="articles")
     assert not report.success
@@ -147,7 +137,7 @@ def test_the_first_pages_of_a_new_act_are_refused_naming_the_file(act_id, sample
     total = page_count(real)
     src = tmp_path / "sample" / real.name
     src.parent.mkdir()
-    src.write_bytes(_pages(real, list(range(40))))
+    src.write_bytes(pages(real, list(range(40))))
     layout = Layout(tmp_path / "home")
     version = _version(real).isoformat()
     with pytest.raises(StatuteParseError) as err:
