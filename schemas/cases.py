@@ -13,6 +13,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 CASES_ACT = "de:cases"  # the German case-law collection in search (not a registry act: no versions of a text)
+PL_CASES_ACT = "pl:cases"  # the Polish case-law collection (SAOS judgments)
 
 
 def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Field:
@@ -69,7 +70,7 @@ COURTS = pa.schema([
 QUARANTINE = pa.schema([
     _f("quarantine_id", pa.string(), "sha256 of kind + raw_record: the same bad record is kept once", nullable=False),
     _f("source", pa.string(), "provider, e.g. 'openlegaldata'", nullable=False),
-    _f("kind", pa.string(), "case | court | page (a page whose envelope could not be read)", nullable=False),
+    _f("kind", pa.string(), "case | court | judgment (SAOS) | page (a page whose envelope could not be read)", nullable=False),
     _f("record_id", pa.string(), "the record's id if one could be read, as text"),
     _f("reasons", pa.list_(pa.string()), "why it was refused, one entry per problem", nullable=False),
     _f("raw_record", pa.string(), "the record's text as received (pages: the first 4 KB)", nullable=False),
@@ -113,5 +114,36 @@ CASE_CHUNKS = pa.schema([
     _f("chunker_version", pa.string(), "chunker/cleaner version: a change re-chunks every case", nullable=False),
 ])
 
+# Polish judgments from SAOS (saos.org.pl, the dump endpoint /api/dump/judgments). One row per
+# judgment *version* as fetched; readers keep the newest fetch per judgment_id. SAOS's dump records
+# carry no modification time (sinceModificationDate filters server-side only), so the fetch time
+# orders versions and record_sha256 tells whether a re-read changed anything.
+SAOS_JUDGMENTS = pa.schema([
+    _f("source", pa.string(), "provider: 'saos'", nullable=False),
+    _f("judgment_id", pa.int64(), "SAOS judgment id (/api/judgments/<id>)", nullable=False),
+    _f("court_type", pa.string(), "COMMON | SUPREME | ADMINISTRATIVE | CONSTITUTIONAL_TRIBUNAL | "
+                                  "NATIONAL_APPEAL_CHAMBER (as sent)", nullable=False),
+    _f("judgment_type", pa.string(), "SENTENCE | DECISION | RESOLUTION | REASONS | REGULATION (as sent)",
+       nullable=False),
+    _f("case_numbers", pa.list_(pa.string()), "sygnatury akt, e.g. ['II AKa 105/11'], at least one",
+       nullable=False),
+    _f("judgment_date", pa.date32(), "date of the judgment", nullable=False),
+    _f("division_id", pa.int64(), "SAOS court division id (common courts), null when not sent"),
+    _f("judges", pa.list_(pa.string()), "judges' names as sent", nullable=False),
+    _f("keywords", pa.list_(pa.string()), "SAOS keywords (hasła tematyczne)", nullable=False),
+    _f("text_content", pa.string(), "the judgment's full text as sent (HTML)", nullable=False),
+    _f("content_sha256", pa.string(), "sha256 of text_content (UTF-8)", nullable=False),
+    _f("record_sha256", pa.string(), "sha256 of the whole record as sent (canonical JSON): a re-read "
+       "with the same value is 'unchanged' and not stored again", nullable=False),
+    _f("referenced_regulations_json", pa.string(), "SAOS's referencedRegulations list as sent (JSON): "
+       "the acts and articles SAOS says the judgment cites", nullable=False),
+    _f("source_json", pa.string(), "the record's source object as sent (JSON: court portal URL, ids)"),
+    _f("extra_json", pa.string(), "every other field of the record, verbatim (JSON object)", nullable=False),
+    _f("source_url", pa.string(), "the API page URL the record came from", nullable=False),
+    _f("raw_sha256", pa.string(), "sha256 of that page's body in the raw landing zone", nullable=False),
+    _f("page", pa.int32(), "the dump page number requested"),
+    _f("fetched_at", _TS, "when the page was fetched: orders versions of one judgment", nullable=False),
+])
+
 SCHEMAS: dict[str, pa.Schema] = {"cases": CASES, "courts": COURTS, "quarantine": QUARANTINE,
-                                 "case_chunks": CASE_CHUNKS}
+                                 "case_chunks": CASE_CHUNKS, "saos_judgments": SAOS_JUDGMENTS}
