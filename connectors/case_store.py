@@ -16,6 +16,10 @@ must absorb that without duplicates or corruption:
     <root>/cases/part-<sha>.parquet        schemas.cases.CASES
     <root>/quarantine/part-<sha>.parquet   schemas.cases.QUARANTINE
     <root>/courts.parquet                  schemas.cases.COURTS (a full snapshot, replaced whole)
+
+The batch writer (``write_batch``), the part listing (``parts_of``) and the quarantine reader
+(``read_quarantine``) are module functions so that stores of other providers with the same
+append-only shape (``connectors.saos.store.JudgmentStore``) share them instead of copying them.
 """
 
 from __future__ import annotations
@@ -34,20 +38,65 @@ from schemas.arrow import conform
 from schemas.cases import CASES, COURTS, QUARANTINE
 
 # Columns that differ between two deliveries of the same data; they never name a batch.
-_VOLATILE = frozenset({"fetched_at", "quarantined_at", "source_url", "raw_sha256", "page",
-                       "record_index"})
+VOLATILE_COLUMNS = frozenset({"fetched_at", "quarantined_at", "source_url", "raw_sha256", "page",
+                              "record_index"})
+_VOLATILE = VOLATILE_COLUMNS
 
 
 def _table(rows: Sequence[dict[str, Any]], schema: pa.Schema) -> pa.Table:
     return conform(pa.Table.from_pylist(list(rows), schema=schema), schema)
 
 
-def _batch_name(rows: Sequence[dict[str, Any]]) -> str:
-    """Content hash of a batch, independent of row order and of when/where it was fetched."""
-    canon = sorted(json.dumps({k: v for k, v in row.items() if k not in _VOLATILE},
+def _batch_name(rows: Sequence[dict[str, Any]],
+                name_excludes: frozenset[str] = VOLATILE_COLUMNS) -> str:
+    """Content hash of a batch, independent of row order and of the ``name_excludes`` columns
+    (by default: when/where it was fetched)."""
+    canon = sorted(json.dumps({k: v for k, v in row.items() if k not in name_excludes},
                               sort_keys=True, default=str, ensure_ascii=False) for row in rows)
     digest = hashlib.sha256("\n".join(canon).encode("utf-8")).hexdigest()
     return f"part-{digest[:40]}.parquet"
+
+
+def write_batch(folder: Path, rows: Sequence[dict[str, Any]], schema: pa.Schema, *,
+                name_excludes: frozenset[str] = VOLATILE_COLUMNS) -> Path | None:
+    """Write ``rows`` as one content-named Parquet part of ``folder`` (atomic, idempotent).
+
+    The rows are conformed to ``schema`` before the file is named, so a bad row never lands. The
+    file is named by a hash of the rows without the ``name_excludes`` columns: writing the same
+    batch again finds the file present and writes nothing. Returns the part, or None for no rows.
+    Shared by every append-only store of this shape (``CaseStore``, ``connectors.saos.store``).
+    """
+    if not rows:
+        return None
+    table = _table(rows, schema)  # validate before naming: a bad row never lands
+    path = Path(folder) / _batch_name(rows, name_excludes)
+    if not path.exists():
+        atomic_write_bytes(path, _parquet_bytes(table))
+    return path
+
+
+def parts_of(folder: Path) -> list[Path]:
+    """The Parquet parts of ``folder`` in name order (temp files start with '.', never listed)."""
+    folder = Path(folder)
+    return sorted(folder.glob("part-*.parquet")) if folder.exists() else []
+
+
+def read_quarantine(parts: Sequence[Path]) -> pa.Table:
+    """QUARANTINE rows of ``parts``: one row per quarantine_id (its first sighting), sorted by
+    kind, record id, quarantine id."""
+    table = _concat([pq.read_table(p, schema=QUARANTINE) for p in parts], QUARANTINE, None)
+    if table.num_rows == 0:
+        return table
+    table = table.sort_by([("quarantined_at", "ascending")])
+    seen: set[str] = set()
+    keep = []
+    for i, qid in enumerate(table.column("quarantine_id").to_pylist()):
+        if qid not in seen:
+            seen.add(qid)
+            keep.append(i)
+    table = table.take(pa.array(keep, pa.int64()))
+    return table.sort_by([("kind", "ascending"), ("record_id", "ascending"),
+                          ("quarantine_id", "ascending")])
 
 
 def _parquet_bytes(table: pa.Table) -> bytes:
@@ -82,22 +131,15 @@ class CaseStore:
 
     def _write_part(self, folder: Path, rows: Sequence[dict[str, Any]],
                     schema: pa.Schema) -> Path | None:
-        if not rows:
-            return None
-        table = _table(rows, schema)  # validate before naming: a bad row never lands
-        path = folder / _batch_name(rows)
-        if not path.exists():
-            atomic_write_bytes(path, _parquet_bytes(table))
-        return path
+        return write_batch(folder, rows, schema)
 
     # -- reading ------------------------------------------------------------------------------
 
     def case_parts(self) -> list[Path]:
-        return sorted(self.cases_dir.glob("part-*.parquet")) if self.cases_dir.exists() else []
+        return parts_of(self.cases_dir)
 
     def quarantine_parts(self) -> list[Path]:
-        return (sorted(self.quarantine_dir.glob("part-*.parquet"))
-                if self.quarantine_dir.exists() else [])
+        return parts_of(self.quarantine_dir)
 
     def all_case_rows(self, columns: Iterable[str] | None = None) -> pa.Table:
         """Every stored row, duplicates included (for audits and tests)."""
@@ -149,20 +191,7 @@ class CaseStore:
 
     def quarantine(self) -> pa.Table:
         """One row per quarantine_id (its first sighting), sorted by kind, record id, id."""
-        table = _concat([pq.read_table(p, schema=QUARANTINE) for p in self.quarantine_parts()],
-                        QUARANTINE, None)
-        if table.num_rows == 0:
-            return table
-        table = table.sort_by([("quarantined_at", "ascending")])
-        seen: set[str] = set()
-        keep = []
-        for i, qid in enumerate(table.column("quarantine_id").to_pylist()):
-            if qid not in seen:
-                seen.add(qid)
-                keep.append(i)
-        table = table.take(pa.array(keep, pa.int64()))
-        return table.sort_by([("kind", "ascending"), ("record_id", "ascending"),
-                              ("quarantine_id", "ascending")])
+        return read_quarantine(self.quarantine_parts())
 
     def courts(self) -> pa.Table:
         if not self.courts_path.exists():
@@ -195,6 +224,12 @@ class VersionIndex:
 
 def _cols(columns: Iterable[str] | None) -> list[str] | None:
     return list(columns) if columns is not None else None
+
+
+def concat_tables(tables: list[pa.Table], schema: pa.Schema,
+                  columns: Iterable[str] | None) -> pa.Table:
+    """``tables`` concatenated, or the empty ``schema`` table (``columns`` of it) when none."""
+    return _concat(tables, schema, columns)
 
 
 def _concat(tables: list[pa.Table], schema: pa.Schema, columns: Iterable[str] | None) -> pa.Table:
