@@ -45,6 +45,9 @@ _MONTH_RX = "|".join(MONTHS)
 DATE_RX = rf"z\s+(?:dnia\s+)?(?P<day>\d{{1,2}})\s+(?P<month>{_MONTH_RX})\s+(?P<year>\d{{4}})\s*(?:r\.|roku)?"
 DATE_NC = re.sub(r"\(\?P<\w+>", "(?:", DATE_RX)  # the same without named groups, to combine in one pattern
 USTAWA = r"ustaw(?:a|ą|y|ę|ie)"
+# "rozporządzenia Prezesa Rady Ministrów z dnia 15 marca 2010 r. w sprawie " (issuer and date optional)
+REGULATION = (r"rozporządzeni(?:e|a|u|em)(?:\s+(?:[A-ZŁŚŻŹ][\wąćęłńóśźż]*|i|do\s+[Ss]praw)){0,8}(?:\s+" + DATE_NC
+              + r")?\s+w\s+sprawie\s+")
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,18 @@ KNOWN_ACTS: tuple[PolishAct, ...] = (
     PolishAct("usdg", "o swobodzie działalności gospodarczej", ("u.s.d.g.",), (2004, 1807)),
     PolishAct("upg", "o Prokuratorii Generalnej Skarbu Państwa", (), (2005, 1417)),
     PolishAct("urpo", "o Rzeczniku Praw Obywatelskich", (), (1987, 147)),
+    # regulations cited in nearly every judgment of a court (KIO costs and documents, lawyers' fees):
+    # named by subject, they keep the address id of their Dz. U. position
+    PolishAct("du:2010:238", "", (), (2010, 238),
+              names=(REGULATION + r"wysokości\s+i\s+sposobu\s+pobierania\s+wpisu\s+od\s+odwołania",)),
+    PolishAct("du:2009:1817", "", (), (2009, 1817),
+              names=(REGULATION + r"rodzajów\s+dokumentów,?\s+jakich\s+może\s+żądać\s+zamawiający",)),
+    PolishAct("du:2010:280", "", (), (2010, 280),
+              names=(REGULATION + r"regulaminu\s+postępowania\s+przy\s+rozpoznawaniu\s+odwołań",)),
+    PolishAct("du:2002:1348", "", (), (2002, 1348),
+              names=(REGULATION + r"opłat\s+za\s+czynności\s+adwokackie",)),
+    PolishAct("du:2002:1349", "", (), (2002, 1349),
+              names=(REGULATION + r"opłat\s+za\s+czynności\s+radców\s+prawnych",)),
 )
 
 # "Dz. U. z 1964 r. Nr 43, poz. 296", "Dz.U. 2023 poz. 1550", "Dz. U. z 2010 r. 113, poz. 759", "Dz. U. Nr 169, poz. 1417"
@@ -252,13 +267,13 @@ def _lexicon(acts: tuple[Act, ...]) -> Lexicon:
         if e is None and f"pl:{k.key}" in held_ids:
             e = next(x for x in entries if x.id == f"pl:{k.key}")
         if e is None:
-            e = _Entry(f"pl:{k.key}", False)
+            e = _Entry(f"pl:{k.key}", False)  # "du:2010:238" keys give the address id
             entries.append(e)
             if k.address:
                 e.addresses.add(k.address)
         e.abbreviations += [x for x in k.abbreviations if x not in e.abbreviations]
-        pat = name_pattern(k.title)
-        if pat not in e.names:
+        pat = name_pattern(k.title) if k.title else None
+        if pat and pat not in e.names:
             e.names.append(pat)
         e.names += list(k.names)
         e.unified |= set(k.unified)

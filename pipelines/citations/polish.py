@@ -63,7 +63,7 @@ SIGN = re.compile(r"(?<![\wąćęłńóśźżĄĆĘŁŃÓŚŹŻ])(?:(?P<art>[Aa]
                   r"(?=" + GAP + r"\d)")
 NUM = re.compile(
     r"(?P<num>\d{1,6})(?![.,]\d)"
-    r"(?:[ \u00a0]?(?P<sup>[" + SUP_DIGITS + r"]{1,3})|\^(?P<sup2>\d{1,3})|\((?P<sup3>\d{1,3})\))?"
+    r"(?:[ \u00a0]?(?P<sup>[" + SUP_DIGITS + r"]{1,3})|\^(?P<sup2>\d{1,3})|[ \u00a0]?\([ \u00a0]?(?P<sup3>\d{1,3})[ \u00a0]?\))?"
     r"(?:(?P<let>[a-z]{1,2})(?![\wąćęłńóśźż])"
     r"|[ \u00a0](?P<slet>[a-hj-npr-vx-y])(?!\.)(?=\s*(?:[,;)\n]|i\s|oraz\s|lub\s|albo\s|w\s+zw|w\s+związku|ust|pkt|§|"
     r"ustaw|[kKpPuU]\.|Pzp|pzp|$)))?")
@@ -71,13 +71,14 @@ NOT_A_NUMBER = re.compile(r"\s*(?:r\.|roku|rok|zł|złotych|%|proc\.|lat\b|dni\b
 QUALS = (("par", r"§§?"), ("ust", r"ust\.?|ustęp(?:u|ie|em)?"), ("pt", r"pkt\.?|punkt(?:u|ie|em|y|ów)?"),
          ("lit", r"lit\.?|liter(?:a|y|ze|ą)"))
 LEVEL = {"par": 0, "ust": 1, "pt": 2, "lit": 3}
-QUAL = re.compile(GAP + r"(?:(?P<par>§§?)|(?P<ust>ust\.?|ustęp(?:u|ie|em)?)|(?P<pt>pkt\.?|punkt(?:u|ie|em|y|ów)?)"
-                  r"|(?P<lit>lit\.?|liter(?:a|y|ze|ą)))(?![\wąćęłńóśźż])" + GAP)
+_W = r"(?![\wąćęłńóśźż])"
+QUAL = re.compile(GAP + r"(?:(?P<par>§§?)|(?P<ust>ust\.|(?:ust|ustęp(?:u|ie|em)?)" + _W + r")"
+                  r"|(?P<pt>pkt\.|(?:pkt|punkt(?:u|ie|em|y|ów)?)" + _W + r")|(?P<lit>lit\.|(?:lit|liter(?:a|y|ze|ą))" + _W + r"))" + GAP)
 IGNORED_QUAL = re.compile(GAP + r"(?:zd(?:anie|\.)?" + GAP + r"(?:\d{1,2}|pierwsz\w*|drugi\w*|trzeci\w*|ostatni\w*)"
                           r"|in\s+fine|ab\s+initio|tiret\s+\w+|zdanie\s+\w+)(?![\wąćęłńóśźż])")
 VAL = re.compile(r"(?P<val>(?:\d{1,3}|l)(?:[a-z]{1,2}|\^\d{1,2}[a-z]?|[" + SUP_DIGITS + r"]{1,2})?)(?![\d.,]\d)(?![\wąćęłńóśźż])")
 LETTER_VAL = re.compile(r"(?P<val>[a-z]{1,2})\)?(?![\wąćęłńóśźż])")
-CONJ = r"(?:i|oraz|lub|albo|a\s+także|jak\s+również|bądź)(?![\w])"
+CONJ = r"(?:i|oraz|lub|albo|a\s+także|jak\s+również|bądź|z)(?![\w])"
 LIST_SEP = re.compile(r"[ \t\u00a0]*(?:[,;]" + GAP + r"(?:" + CONJ + GAP + r")?|" + GAP + CONJ + GAP + r")")
 RANGE_SEP = re.compile(r"[ \t\u00a0]*[-–—][ \t\u00a0]*|" + GAP + r"do" + GAP)
 CHAIN = re.compile(r"[ \t\u00a0]*,?" + GAP + r"(?:w\s+zw\.?\s*z\.?|w\s+związku\s+z|w\s+zb\.?\s*z\.?|w\s+zbiegu\s+z|wzw\.?\s*z"
@@ -209,13 +210,18 @@ class _Doc:
         self.last: dict[str, PA.ActRef] = {}
         lx = PA.lexicon()
         self.abbr_rx, self.name_rx = lx.abbr_rx, lx.name_rx
+        # a statute or regulation the judgment gives with its address once is that address everywhere
+        self.dated: dict[tuple[str, str], PA.ActRef] = {}
+        for m in USTAWA_DATED.finditer(text):
+            tail = _TITLE_TAIL.match(text, m.end())
+            hit = _address_after(text, tail.end(), int(m.group("year"))) if tail else None
+            if hit:
+                self.dated.setdefault(_dated_key(m), hit[1])
 
     def remember(self, act: _Act, at: int) -> None:
         if act.ref is None:
             return
         self.last[act.kind] = act.ref
-        if act.kind == "kodeks":
-            self.last["ustawa"] = act.ref
         d = DEFINITION.match(self.text, act.end)
         if d and not PA.by_abbreviation(d.group("alias"), self.date):
             self.aliases[d.group("alias").lower().strip(".")] = act.ref
@@ -228,6 +234,14 @@ def _kind(text: str, ref: PA.ActRef | None) -> str:
     if "kodeks" in low or (ref is not None and re.fullmatch(r"pl:k\w{1,3}", ref.id or "")):
         return "kodeks"
     return "ustawa"
+
+
+_TITLE_TAIL = re.compile(r"[^()\n;]{0,260}?(?=\s*\()")
+
+
+def _dated_key(m: re.Match) -> tuple[str, str]:
+    kind = "rozporządzenie" if m.group("kind").startswith("rozp") else m.group("kind")[:5]
+    return kind, f"{m.group('year')}-{PA.MONTHS[m.group('month')]:02d}-{int(m.group('day')):02d}"
 
 
 def _address_after(text: str, pos: int, year_hint: int | None) -> tuple[int, PA.ActRef] | None:
@@ -289,10 +303,12 @@ def _match_act(doc: _Doc, pos: int) -> _Act | None:
         kind = "rozporządzenie" if m.group("kind").startswith("rozp") else "ustawa"
         ref = None  # a known act's name after the date was tried above; an amending act is its own act
         year = int(m.group("year"))
-        tail = re.compile(r"[^()\n;]{0,260}?(?=\s*\()").match(text, m.end())
+        tail = _TITLE_TAIL.match(text, m.end())
         hit = _address_after(text, tail.end(), year) if tail else None
         if ref is None and hit:
             ref = hit[1]
+        if ref is None:
+            ref = doc.dated.get(_dated_key(m))
         if ref is None:
             date = f"{year:04d}-{PA.MONTHS[m.group('month')]:02d}-{int(m.group('day')):02d}"
             ref = PA.ActRef(f"pl:{'rozporzadzenie' if kind == 'rozporządzenie' else 'ustawa'}:{date}", False, "date")
@@ -495,22 +511,24 @@ def _parse_run(doc: _Doc, pos: int, sign_m: re.Match) -> _Run | None:
 def _restore_superscript(number: str, act: PA.ActRef | None, known: frozenset[str] | None) -> str:
     """``39814`` cited from an act whose last article is below it → ``398^14`` (the longest base
     that is an article); with corpus ids, the split that exists."""
-    if not number.isdigit() or len(number) < 4 or act is None:
+    m = re.fullmatch(r"(\d{4,6})([a-z]{0,2})", number)
+    if not m or act is None:
         return number
+    number, letters = m.groups()
     cands = [(number[:k], number[k:]) for k in range(len(number) - 1, 1, -1) if number[k] != "0"]
     if known is not None and act.in_corpus:
-        if f"{act.id}:art:{number}" in known:
-            return number
+        if f"{act.id}:art:{number}{letters}" in known:
+            return number + letters
         for b, s in cands:
-            if f"{act.id}:art:{b}^{s}" in known:
-                return f"{b}^{s}"
+            if f"{act.id}:art:{b}^{s}{letters}" in known:
+                return f"{b}^{s}{letters}"
     top = act.max_article
     if top is None or int(number) <= top:
-        return number
+        return number + letters
     for b, s in cands:
         if int(b) <= top and len(s) <= 2:
-            return f"{b}^{s}"
-    return number
+            return f"{b}^{s}{letters}"
+    return number + letters
 
 
 def extract_citations(text: str, *, date: str | None = None, known_ids: Iterable[str] | None = None,
