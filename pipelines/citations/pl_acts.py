@@ -141,7 +141,7 @@ KNOWN_ACTS: tuple[PolishAct, ...] = (
     PolishAct("du:2010:238", "", (), (2010, 238),
               names=(REGULATION + r"wysokości\s+i\s+sposobu\s+pobierania\s+wpisu\s+od\s+odwołania",)),
     PolishAct("du:2009:1817", "", (), (2009, 1817),
-              names=(REGULATION + r"rodzajów\s+dokumentów,?\s+jakich\s+może\s+żądać\s+zamawiający",)),
+              names=(REGULATION + r"(?:rodzajów\s+)?dokumentów,?\s+jakich\s+może\s+żądać\s+zamawiający",)),
     PolishAct("du:2010:280", "", (), (2010, 280),
               names=(REGULATION + r"regulaminu\s+postępowania\s+przy\s+rozpoznawaniu\s+odwołań",)),
     PolishAct("du:2002:1348", "", (), (2002, 1348),

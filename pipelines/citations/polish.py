@@ -52,15 +52,18 @@ from pipelines.citations import pl_acts as PA
 
 SCOPE_GAP = 400  # an act named before a list ("przepisów ustawy pzp: 1. Art. 89 …") reaches this far between citations
 RANGE_CAP = 60  # a range cites every article up to this many
+GENERIC_TOP = 1300  # no Polish act has more articles (k.p.c.: 1217): above it, a lost superscript (2231 → 223^1)
 
 # -------------------------------------------------------------------------------------- lexicon
 
 GAP = r"[ \t\u00a0]*(?:\n[ \t\u00a0]*(?:\d{1,3}[ \t\u00a0]*\n[ \t\u00a0]*)?)?"  # a line break, and a page number line between
 _GAP = re.compile(GAP)
+GAP0 = r"[ \t\u00a0]*(?:\n[ \t\u00a0]*)?"  # between a sign and its number: a line break, never a page number
+_GAP0 = re.compile(GAP0)
 SUP_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _SUP_TO_DIGIT = str.maketrans(SUP_DIGITS, "0123456789")
 SIGN = re.compile(r"(?<![\wąćęłńóśźżĄĆĘŁŃÓŚŹŻ])(?:(?P<art>[Aa]rt(?:t|ykuł(?:u|em|y|ów|ach|ami|ach)?)?)\.?|(?P<par>§§?))"
-                  r"(?=" + GAP + r"\d)")
+                  r"(?=" + GAP0 + r"\d)")
 NUM = re.compile(
     r"(?P<num>\d{1,6})(?![.,]\d)"
     r"(?:[ \u00a0]?(?P<sup>[" + SUP_DIGITS + r"]{1,3})|\^(?P<sup2>\d{1,3})|[ \u00a0]?\([ \u00a0]?(?P<sup3>\d{1,3})[ \u00a0]?\))?"
@@ -444,14 +447,14 @@ class _Run:
 def _parse_run(doc: _Doc, pos: int, sign_m: re.Match) -> _Run | None:
     text = doc.text
     sign = "art" if sign_m.group("art") else "§"
-    g = _GAP.match(text, sign_m.end())
+    g = _GAP0.match(text, sign_m.end())
     first = _parse_member(text, g.end() if g else sign_m.end(), sign)
     if first is None:
         return None
     first.start = pos
     # "§ 2 art. 5 k.c.": the § is the article's paragraph
     if sign == "§":
-        s2 = re.compile(GAP + r"(?:[Aa]rt\.?|artykułu)" + GAP).match(text, first.end)
+        s2 = re.compile(GAP + r"(?:[Aa]rt\.?|artykułu)" + GAP0).match(text, first.end)
         if s2:
             art = _parse_member(text, s2.end(), "art")
             if art is not None:
@@ -472,7 +475,7 @@ def _parse_run(doc: _Doc, pos: int, sign_m: re.Match) -> _Run | None:
             r = RANGE_SEP.match(text, cur.end)
             if r:
                 s = SIGN.match(text, r.end())
-                p = _GAP.match(text, s.end()).end() if s and s.group("art") else r.end()
+                p = _GAP0.match(text, s.end()).end() if s and s.group("art") else r.end()
                 nxt = _parse_member(text, p, cur.sign) if (s is None or s.group("art")) else None
                 if nxt is not None and not nxt.paths and not cur.paths:
                     cur.range_end = nxt.number
@@ -494,7 +497,7 @@ def _parse_run(doc: _Doc, pos: int, sign_m: re.Match) -> _Run | None:
             if sm.group("par") and cur.sign == "art":
                 break  # "art. 5 k.c. i § 3 umowy": a § after an article list is something else
             sign = "art" if sm.group("art") else "§"
-            g = _GAP.match(text, sm.end())
+            g = _GAP0.match(text, sm.end())
             mem = _parse_member(text, g.end(), sign)
         elif relation == "list" and not cur.act:
             mem = _parse_member(text, p, cur.sign)  # "art. 58, 353 i 354 k.c."
@@ -522,8 +525,8 @@ def _restore_superscript(number: str, act: PA.ActRef | None, known: frozenset[st
         for b, s in cands:
             if f"{act.id}:art:{b}^{s}{letters}" in known:
                 return f"{b}^{s}{letters}"
-    top = act.max_article
-    if top is None or int(number) <= top:
+    top = act.max_article or GENERIC_TOP
+    if int(number) <= top:
         return number + letters
     for b, s in cands:
         if int(b) <= top and len(s) <= 2:
