@@ -333,7 +333,7 @@ def by_name(name: str, date: str | None = None) -> ActRef | None:
     """A full name in any case ending (``Kodeksu postępowania cywilnego``, ``ustawy z dnia 29
     stycznia 2004 r. Prawo zamówień publicznych``). The year printed in the name picks among acts
     of one title (p.z.p. 2004 / 2019); an amending act (``o zmianie ustawy - …``) is no match."""
-    s = re.sub(r"\s+", " ", name).strip()
+    s = re.sub(r"\s+", " ", name).strip().rstrip(" .,;")
     rest = re.sub(rf"^(?:{USTAWA}|Ustawa)\s*(?:{DATE_NC})?\s*[-–—]?\s*", "", s, flags=re.I)
     if re.match(r"o\s+zmianie|zmieniając", rest, re.I):
         return None
@@ -388,7 +388,7 @@ def by_title(title: str, year: int | None = None, poz: int | None = None) -> Act
     republishes; ``Ustawa z dnia 23 kwietnia 1964 r. - Kodeks cywilny`` → ``pl:kc``; an amending act
     or an act no table knows → its address. The address decides first when it is an act's own
     original or unified address."""
-    title = re.sub(r"\s+", " ", title or "").strip()
+    title = re.sub(r"\s+", " ", title or "").strip().rstrip(" .,;")
     if year and poz:
         hit = lexicon().by_address.get((int(year), int(poz)))
         if hit:

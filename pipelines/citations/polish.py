@@ -91,7 +91,7 @@ ANAPHOR = re.compile(r"(?:(?:tej|tejże|powołanej|cyt\.|cytowanej|wymienionej|w
 USTAWA_DATED = re.compile(r"(?P<kind>ustaw(?:a|ą|y|ę|ie)|rozporządzeni(?:e|a|u|em)|dekret(?:u|em)?)(?P<issuer>(?:\s+[A-ZŁŚŻŹ]"
                           r"[\wąćęłńóśźż]*(?:\s+(?:i|do\s+[Ss]praw))?){0,8})?\s+" + PA.DATE_RX)
 USTAWA_PREFIX = re.compile(PA.USTAWA + r"(?:\s+" + PA.DATE_NC + r")?\s*[-–—,]?\s*")
-DEFINITION = re.compile(r"\s*[(,]?\s*(?:dalej|zwan\w+\s+dalej|dalej\s+jako|dalej\s+zwan\w+|zw\.\s+dalej)\s*:?\s*[„\"']?"
+DEFINITION = re.compile(r"\s*[(,;]?\s*(?:dalej|zwan\w+\s+dalej|dalej\s+jako|dalej\s+zwan\w+|zw\.\s+dalej)\s*[:–-]?\s*[„\"']?"
                         r"(?:ustaw\w*\s+)?(?P<alias>[A-Za-ząćęłńóśźżŁŚŻ.]{2,12})[”\"']?")
 PAREN_ADDRESS = re.compile(r"\s*\((?P<inner>[^()]{0,200}?Dz\.\s?U\.[^()]{0,200})\)")
 
@@ -259,6 +259,11 @@ def _address_after(text: str, pos: int, year_hint: int | None) -> tuple[int, PA.
     year = int(a.group("year")) if a.group("year") else year_hint
     unified = bool(PA.UNIFIED.search(inner[:a.start()]))
     ref = PA.by_address(year, int(a.group("poz")), unified=unified)
+    d = DEFINITION.search(inner, a.end())
+    if ref is not None and ref.id.startswith("pl:du:") and d:
+        # "(t.j. Dz. U. z 2001 r. Nr 124, poz. 1361; dalej – „u.k.w.h.”)": a unified text no table
+        # knows, named by a known abbreviation
+        ref = PA.by_abbreviation(d.group("alias"), None) or ref
     return (m.end(), ref) if ref else None
 
 
