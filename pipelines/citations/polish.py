@@ -82,11 +82,11 @@ IGNORED_QUAL = re.compile(GAP + r"(?:zd(?:anie|\.)?" + GAP + r"(?:\d{1,2}|pierws
 VAL = re.compile(r"(?P<val>(?:\d{1,3}|l)(?:[a-z]{1,2}|\^\d{1,2}[a-z]?|[" + SUP_DIGITS + r"]{1,2})?)(?![\d.,]\d)(?![\wąćęłńóśźż])")
 LETTER_VAL = re.compile(r"(?P<val>[a-z]{1,2})\)?(?![\wąćęłńóśźż])")
 CONJ = r"(?:i|oraz|lub|albo|a\s+także|jak\s+również|bądź|z)(?![\w])"
-LIST_SEP = re.compile(r"[ \t\u00a0]*(?:[,;]" + GAP + r"(?:" + CONJ + GAP + r")?|" + GAP + CONJ + GAP + r")")
+LIST_SEP = re.compile(r"[ \t\u00a0]*(?:\n?[ \t\u00a0]*[,;]" + GAP + r"(?:" + CONJ + GAP + r")?|" + GAP + CONJ + GAP + r")")
 RANGE_SEP = re.compile(r"[ \t\u00a0]*[-–—][ \t\u00a0]*|" + GAP + r"do" + GAP)
 CHAIN = re.compile(r"[ \t\u00a0]*,?" + GAP + r"(?:w\s+zw\.?\s*z\.?|w\s+związku\s+z|w\s+zb\.?\s*z\.?|w\s+zbiegu\s+z|wzw\.?\s*z"
                    r"|w\s+zw\s+z|z\s+uwzględnieniem|oraz\s+w\s+zw\.?\s*z)(?![\w])" + GAP)
-ANAPHOR = re.compile(r"(?:(?:tej|tejże|powołanej|cyt\.|cytowanej|wymienionej|wskazanej|ww\.|w\.w\.|przywołanej|wyżej\s+"
+ANAPHOR = re.compile(r"(?:(?:tej|tejże|powołanej|cyt\.|cytowanej|wymienionej|wskazanej|ww\.|w\.w\.|w/w|przywołanej|wyżej\s+"
                      r"(?:powołanej|wymienionej|cyt\.))" + GAP + r")(?P<kind>ustaw[yie]|rozporządzeni[au]|kodeksu)(?![\w])")
 USTAWA_DATED = re.compile(r"(?P<kind>ustaw(?:a|ą|y|ę|ie)|rozporządzeni(?:e|a|u|em)|dekret(?:u|em)?)(?P<issuer>(?:\s+[A-ZŁŚŻŹ]"
                           r"[\wąćęłńóśźż]*(?:\s+(?:i|do\s+[Ss]praw))?){0,8})?\s+" + PA.DATE_RX)
