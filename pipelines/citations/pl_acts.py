@@ -139,7 +139,7 @@ KNOWN_ACTS: tuple[PolishAct, ...] = (
     # regulations cited in nearly every judgment of a court (KIO costs and documents, lawyers' fees):
     # named by subject, they keep the address id of their Dz. U. position
     PolishAct("du:2010:238", "", (), (2010, 238),
-              names=(REGULATION + r"wysokości\s+i\s+sposobu\s+pobierania\s+wpisu\s+od\s+odwołania",)),
+              names=(REGULATION + r"wysokości\s+(?:i\s+sposobu\s+pobierania\s+)?wpisu\s+od\s+odwołania",)),
     PolishAct("du:2009:1817", "", (), (2009, 1817),
               names=(REGULATION + r"(?:rodzajów\s+)?dokumentów,?\s+jakich\s+może\s+żądać\s+zamawiający",)),
     PolishAct("du:2010:280", "", (), (2010, 280),

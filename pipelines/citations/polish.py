@@ -417,6 +417,8 @@ def _parse_member(text: str, pos: int, sign: str) -> _Member | None:
         name = next(k for k in LEVEL if q.group(k))
         if sign == "§" and name == "par":
             break  # "§ 5, § 6" after a § member: new members
+        if cont and LEVEL[name] < min(LEVEL[k] for p in paths for k in p):
+            break  # "art. 186 ust. 6 pkt 1 oraz § 5 ust. 1 rozporządzenia": a § above the ust. starts something else
         vals, vend = _values(text, q.end(), name, LEVEL[name])
         if not vals:
             break

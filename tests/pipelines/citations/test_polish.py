@@ -215,6 +215,13 @@ def test_regulation_paragraphs() -> None:
         ("§", "pl:du:2010:238", ["pl:du:2010:238:par:5:ust:3:pt:1"]),
         ("§", "pl:du:2010:238", ["pl:du:2010:238:par:5:ust:4"])]
     assert article_pairs(cs) == {("pl:du:2010:238", "§5")}
+    # 118019, page 347: the § after the article's ust. is the regulation's, not the article's
+    text = ("O kosztach postępowania, Izba orzekła w oparciu o treść art.186 ust.6 pkt. 1 oraz § 5 ust. 1\npkt. 1 "
+            "rozporządzenia Prezesa Rady Ministrów z dnia 15 marca 2010 r. w sprawie wysokości\nwpisu od odwołania")
+    a, b = cites(text)
+    assert (a.act_id, a.unit_ids()) == (None, [])
+    assert a.paths == [(("ust", "6"), ("pt", "1"))]
+    assert b.unit_ids() == ["pl:du:2010:238:par:5:ust:1:pt:1"]
 
 
 def test_no_act_nearby_is_kept_unresolved() -> None:
