@@ -39,7 +39,10 @@ is its ``§``: ``pl:du:2010:238:par:5:ust:2:pt:1``.
 Why a hand-written scanner over the text, as for German: the grammar is recursive (members,
 qualifier value lists, chains) and the cues are characters the tokenizer splits inconsistently
 (``§1``, ``ust.1``, ``626¹³``). Measured against SAOS's own ``referencedRegulations`` on the dev
-page (``bench/pl_citations.py``, figures in :mod:`pipelines.citations.pl_evaluation`).
+page (``bench/pl_citations.py``, figures in :mod:`pipelines.citations.pl_evaluation`): (act, article)
+F1 for the held acts 0.945 on the dev page (SAOS page 347), 0.932 on the test page (355); all acts
+0.859 / 0.843. ``extract_citations`` alone handles a 100-judgment page (about 2 MB, 4,000 citations) in
+0.3 s; through spaCy (the tokenizer dominates) 750–1,100 citations/s.
 """
 
 from __future__ import annotations
