@@ -304,6 +304,11 @@ def benchmark_questions_suite(min_rows: int | None = None) -> ExpectationSuite:
 CASE_SECTIONS = ("leitsatz", "orientierungssatz", "tenor", "tatbestand", "entscheidungsgruende", "gruende",
                  "tatbestand_und_entscheidungsgruende", "rechtsmittelbelehrung", "normenkette",
                  "abweichende_meinung", "rubrum", "body")
+# sections of Polish judgments (pipelines/case_law/pl/sections.py: PL_SECTIONS)
+PL_CASE_SECTIONS = ("komparycja", "teza", "sentencja", "pouczenie", "uzasadnienie", "rozwazania", "zdanie_odrebne",
+                    "body")
+# the suite's vocabulary: one chunk table per jurisdiction, one suite for both
+ALL_CASE_SECTIONS = tuple(dict.fromkeys(CASE_SECTIONS + PL_CASE_SECTIONS))
 
 
 def case_chunks_suite(max_tokens: int, *, margin: float = DEFAULT_TOKEN_MARGIN) -> ExpectationSuite:
@@ -323,8 +328,9 @@ def case_chunks_suite(max_tokens: int, *, margin: float = DEFAULT_TOKEN_MARGIN) 
         ("case_sha256", "the case version fixes what the offsets point into"),
         ("court_id", "court is how users filter and cite decisions"),
         ("date", "the decision date is part of every citation of a decision"),
-        ("file_number", "the Aktenzeichen is how a decision is cited"),
-        ("section", "the section says whether a passage is claim (Tatbestand) or holding (Gründe)"),
+        ("file_number", "the Aktenzeichen (sygnatura) is how a decision is cited"),
+        ("section", "the section says whether a passage is claim (Tatbestand, uzasadnienie) or holding "
+                    "(Gründe, rozważania)"),
         ("text", "a chunk without text cannot be embedded"),
         ("token_count", "token_count is needed to budget context"),
         ("content_hash", "content_hash keys the embedding cache"),
@@ -332,13 +338,14 @@ def case_chunks_suite(max_tokens: int, *, margin: float = DEFAULT_TOKEN_MARGIN) 
         ex.append(gxe.ExpectColumnValuesToNotBeNull(column=col, meta={"reason": why}))
     ex += [
         gxe.ExpectColumnValuesToBeInSet(
-            column="section", value_set=list(CASE_SECTIONS),
+            column="section", value_set=list(ALL_CASE_SECTIONS),
             meta={"reason": "sections come from a fixed vocabulary; consumers filter on them"}),
         gxe.ExpectColumnValuesToMatchRegex(
             column="text", regex=r"\S", meta={"reason": "an empty chunk wastes an embedding and pollutes search"}),
         gxe.ExpectColumnValuesToNotMatchRegex(
             column="text", regex=r"<\s*/?\s*(?:p|div|span|br|h[1-6]|dl|dt|dd|a|rd|sup)\b[^>]*>|\[/?ref[=\]]",
-            meta={"reason": "HTML tags or [ref] markers left in chunk text: the Legal HTML was not cleaned"}),
+            meta={"reason": "HTML tags or [ref] markers left in chunk text: the Legal HTML (SAOS textContent) "
+                            "was not cleaned"}),
         gxe.ExpectColumnValuesToMatchRegex(
             column="content_hash", regex=r"^[0-9a-f]{64}$", meta={"reason": "content_hash is a sha256 hex digest"}),
         gxe.ExpectColumnValuesToBeBetween(

@@ -6,8 +6,10 @@ batch never replaces the last good collection and the served index keeps answeri
 idempotent: the same cases give the same chunks (ids carry the content hash), the same version and
 cache hits for every embedding.
 
-Layout under ``$LEXPIPE_HOME/caselaw/de/chunks/``: ``staging/case_chunks.parquet``,
-``current/case_chunks.parquet``, and ``*.json`` manifests beside them.
+Layout under ``$LEXPIPE_HOME/caselaw/<jurisdiction>/chunks/`` (``de``: Open Legal Data, this
+module's :func:`chunk_cases_step`; ``pl``: SAOS judgments, :func:`pipelines.case_law.pl.build.chunk_pl_judgments_step`):
+``staging/case_chunks.parquet``, ``current/case_chunks.parquet``, and ``*.json`` manifests beside
+them. The path, promote and read functions take the jurisdiction (default ``de``).
 """
 
 from __future__ import annotations
@@ -34,16 +36,21 @@ class CaseBuildError(RuntimeError):
     pass
 
 
-def chunks_root(layout: Layout) -> Path:
-    return layout.home / "caselaw" / "de" / "chunks"
+JURISDICTIONS = ("de", "pl")
 
 
-def staged_path(layout: Layout) -> Path:
-    return chunks_root(layout) / "staging" / "case_chunks.parquet"
+def chunks_root(layout: Layout, jurisdiction: str = "de") -> Path:
+    if jurisdiction not in JURISDICTIONS:
+        raise ValueError(f"no case law for jurisdiction {jurisdiction!r}; known: {', '.join(JURISDICTIONS)}")
+    return layout.home / "caselaw" / jurisdiction / "chunks"
 
 
-def current_path(layout: Layout) -> Path:
-    return chunks_root(layout) / "current" / "case_chunks.parquet"
+def staged_path(layout: Layout, jurisdiction: str = "de") -> Path:
+    return chunks_root(layout, jurisdiction) / "staging" / "case_chunks.parquet"
+
+
+def current_path(layout: Layout, jurisdiction: str = "de") -> Path:
+    return chunks_root(layout, jurisdiction) / "current" / "case_chunks.parquet"
 
 
 def case_store(layout: Layout) -> CaseStore:
@@ -98,16 +105,16 @@ def chunk_cases_step(layout: Layout, *, max_tokens: int) -> CaseChunkOutcome:
     return outcome
 
 
-def read_staged(layout: Layout) -> pa.Table:
-    path = staged_path(layout)
+def read_staged(layout: Layout, jurisdiction: str = "de") -> pa.Table:
+    path = staged_path(layout, jurisdiction)
     if not path.exists():
-        raise CaseBuildError(f"no staged case chunks at {path}: materialize cases/chunks first")
+        raise CaseBuildError(f"no staged case chunks at {path}: materialize the {jurisdiction} case chunks first")
     return pq.read_table(path)
 
 
-def promote_staged(layout: Layout) -> Path:
+def promote_staged(layout: Layout, jurisdiction: str = "de") -> Path:
     """Staged chunks become current (one rename); the staged manifest travels with them."""
-    src, dst = staged_path(layout), current_path(layout)
+    src, dst = staged_path(layout, jurisdiction), current_path(layout, jurisdiction)
     if not src.exists():
         if dst.exists():
             return dst  # promoted by an earlier, interrupted run: nothing left to do
@@ -120,8 +127,8 @@ def promote_staged(layout: Layout) -> Path:
     return dst
 
 
-def read_current(layout: Layout) -> pa.Table:
-    path = current_path(layout)
+def read_current(layout: Layout, jurisdiction: str = "de") -> pa.Table:
+    path = current_path(layout, jurisdiction)
     if not path.exists():
         raise CaseBuildError(f"no promoted case chunks at {path}")
     return pq.read_table(path)

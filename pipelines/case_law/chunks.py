@@ -35,22 +35,33 @@ DEFAULT_MAX_TOKENS = 256
 REQUIRED_CASE_COLUMNS = ("source", "case_id", "court_id", "file_number", "date", "content",
                          "content_sha256")
 _SENT_END = frozenset({".", "!", "?"})
-_SENT_START = re.compile(r"[A-ZÄÖÜ\[(„\"§0-9]")
-# words the German tokenizer may split from their period although it abbreviates them
-_ABBREVIATIONS = frozenset("""rn rdnr rdn rz tz abs nr nrn s art artt bd aufl vgl ff f lit buchst ziff az
+# per language: what may start a sentence, and words the tokenizer splits from their period although
+# they abbreviate (German; Polish: "art.", "ust.", "Dz. U.", "k.c" — spaCy's blank "pl" splits them all)
+_SENT_START = {
+    "de": re.compile(r"[A-ZÄÖÜ\[(„\"§0-9]"),
+    "pl": re.compile(r"[A-ZĄĆĘŁŃÓŚŹŻ\[(„\"»§0-9]"),
+}
+_ABBREVIATIONS = {
+    "de": frozenset("""rn rdnr rdn rz tz abs nr nrn s art artt bd aufl vgl ff f lit buchst ziff az
 zb ua ggf bzw etc dr prof mwn aao hs halbs alt var anm fn urt beschl entsch gem ca vs bzgl insb
-jew sog str kap abschn anl tab u v i m""".split())
+jew sog str kap abschn anl tab u v i m""".split()),
+    # code citations ("k.c.", "k.p.c.") are left out: a sentence often ends with one
+    "pl": frozenset("""art ust pkt poz nr dz zm tj t.j np tzw por zob m.in sygn godz ok wyd
+ssn ssa sso ssr ul al św prof dr hab mgr inż lit zd tys mln mld jw ww w/w wg del spr sekr prok adw
+r.pr tzn itd itp pt""".split()),
+}
 
 
-def _tokenizer():
+def _tokenizer(lang: str = "de"):
     from pipelines.chunking import spacy_pipeline  # the project's spaCy blank pipelines, cached per language
 
-    return spacy_pipeline("de").tokenizer
+    return spacy_pipeline(lang).tokenizer
 
 
-def count_tokens(text: str) -> int:
-    """spaCy ``blank("de")`` tokens: the unit of ``token_count`` and of the chunk bound."""
-    return len(_tokenizer()(text))
+def count_tokens(text: str, lang: str = "de") -> int:
+    """spaCy ``blank(lang)`` tokens: the unit of ``token_count`` and of the chunk bound (German
+    decisions ``blank("de")``, Polish judgments ``blank("pl")``)."""
+    return len(_tokenizer(lang)(text))
 
 
 @dataclass(frozen=True)
@@ -60,21 +71,22 @@ class Piece:
     tokens: int
 
 
-def _sentence_pieces(text: str, offset: int, max_tokens: int) -> list[Piece]:
+def _sentence_pieces(text: str, offset: int, max_tokens: int, lang: str = "de") -> list[Piece]:
     """Split one over-long paragraph at sentence ends, then over-long sentences at token bounds.
 
     A sentence ends at a free-standing ``.``/``!``/``?`` token followed by an upper-case letter,
     a digit, a bracket or ``§``: spaCy's German tokenizer keeps abbreviations (``Abs.``, ``vgl.``,
     ``Nr.``, ordinals ``4.``) whole, so their periods never end a sentence here.
     """
-    doc = _tokenizer()(text)
+    doc = _tokenizer(lang)(text)
+    starts, abbreviations = _SENT_START[lang], _ABBREVIATIONS[lang]
     bounds: list[tuple[int, int]] = []  # token index ranges
     first = 0
     for i, tok in enumerate(doc):
         nxt = doc[i + 1] if i + 1 < len(doc) else None
         prev = doc[i - 1].text.lower().rstrip(".") if i else ""
-        if (tok.text in _SENT_END and tok.whitespace_ and nxt is not None and _SENT_START.match(nxt.text)
-                and prev not in _ABBREVIATIONS and not (tok.text == "." and len(prev) == 1)):
+        if (tok.text in _SENT_END and tok.whitespace_ and nxt is not None and starts.match(nxt.text)
+                and prev not in abbreviations and not (tok.text == "." and len(prev) == 1)):
             bounds.append((first, i + 1))
             first = i + 1
     if first < len(doc):
@@ -104,7 +116,7 @@ def section_pieces(clean: CleanText, section: Section, max_tokens: int) -> list[
     return pieces
 
 
-def pack(clean: CleanText, pieces: list[Piece], max_tokens: int) -> list[tuple[int, int, int]]:
+def pack(clean: CleanText, pieces: list[Piece], max_tokens: int, lang: str = "de") -> list[tuple[int, int, int]]:
     """Greedy packing of consecutive pieces into (start, end, tokens) spans of ≤ max_tokens."""
     spans: list[tuple[int, int, int]] = []
     cur: list[Piece] = []
@@ -119,7 +131,7 @@ def pack(clean: CleanText, pieces: list[Piece], max_tokens: int) -> list[tuple[i
         spans.append((cur[0].start, cur[-1].end, total))
     out = []
     for s, e, _ in spans:  # joined text may tokenize a little differently: recount, re-split if over
-        n = count_tokens(clean.text[s:e])
+        n = count_tokens(clean.text[s:e], lang)
         out.append((s, e, n))
     return out
 
