@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -62,14 +61,10 @@ def main() -> int:
     reports = {}
     for split, page in PAGES:
         path = args.sample_dir / "pl" / "saos" / f"judgments-page-{page}.json"
-        t = time.perf_counter()
-        judgments = load_page(path)
-        load_s = time.perf_counter() - t
-        rep = evaluate(judgments, extract)
+        rep = evaluate(load_page(path), extract)
         reports[split] = rep
         print(_row(split, page, rep))
         sys.stdout.flush()
-        _ = load_s
     print("\nheld = pairs of acts the corpus holds; all = every act; a range counts every article; "
           "citations without an act are no pairs")
     if args.disagreements:

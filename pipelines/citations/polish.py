@@ -74,8 +74,6 @@ NUM = re.compile(
     r"|[ \u00a0](?P<slet>[a-hj-npr-vx-y])(?!\.)(?=\s*(?:[,;)\n]|i\s|oraz\s|lub\s|albo\s|w\s+zw|w\s+związku|ust|pkt|§|"
     r"ustaw|[kKpPuU]\.|Pzp|pzp|$)))?")
 NOT_A_NUMBER = re.compile(r"\s*(?:r\.|roku|rok|zł|złotych|%|proc\.|lat\b|dni\b|m-c|godz)")
-QUALS = (("par", r"§§?"), ("ust", r"ust\.?|ustęp(?:u|ie|em)?"), ("pt", r"pkt\.?|punkt(?:u|ie|em|y|ów)?"),
-         ("lit", r"lit\.?|liter(?:a|y|ze|ą)"))
 LEVEL = {"par": 0, "ust": 1, "pt": 2, "lit": 3}
 _W = r"(?![\wąćęłńóśźż])"
 QUAL = re.compile(GAP + r"(?:(?P<par>§§?)|(?P<ust>ust\.|(?:ust|ustęp(?:u|ie|em)?)" + _W + r")"
@@ -441,10 +439,6 @@ def _parse_member(text: str, pos: int, sign: str) -> _Member | None:
     mem.paths = paths
     mem.end = end
     return mem
-
-
-def _sort_key(path: dict[str, str]) -> tuple:
-    return tuple((k, path[k]) for k in sorted(path, key=LEVEL.get))
 
 
 @dataclass
