@@ -27,6 +27,7 @@ JUDGMENT_TYPES = frozenset({"SENTENCE", "DECISION", "RESOLUTION", "REASONS", "RE
 _KNOWN = frozenset({"id", "courtType", "judgmentType", "courtCases", "judgmentDate", "division",
                     "judges", "keywords", "textContent", "referencedRegulations", "source"})
 _MIN_TEXT_CHARS = 20  # "<p> </p>" or a lone "WYROK" is not a judgment
+_INT64_MAX = 2**63 - 1  # judgment_id / division_id are int64 columns: a larger id cannot be stored
 
 
 class _Text(HTMLParser):
@@ -93,12 +94,16 @@ def validate_judgment(obj: Any) -> tuple[dict[str, Any] | None, list[str]]:
     """
     if not isinstance(obj, dict):
         return None, [f"record is not a JSON object (got {type(obj).__name__})"]
+    try:  # JSON may carry lone surrogate escapes ("\ud800"): such text cannot be hashed or stored
+        sha = record_sha256(obj)
+    except UnicodeEncodeError as exc:
+        return None, [f"record holds text that is not valid Unicode (a lone surrogate): {exc.reason}"]
     reasons: list[str] = []
     jid = obj.get("id")
     if "id" not in obj or jid is None:
         reasons.append("id: missing" if "id" not in obj else "id: null")
-    elif type(jid) is not int or jid <= 0:
-        reasons.append(f"id: expected a positive integer, got {_short(jid)}")
+    elif type(jid) is not int or not 0 < jid <= _INT64_MAX:
+        reasons.append(f"id: expected a positive integer (at most 2^63-1), got {_short(jid)}")
 
     court_type = _enum(obj, "courtType", COURT_TYPES, reasons)
     judgment_type = _enum(obj, "judgmentType", JUDGMENT_TYPES, reasons)
@@ -143,7 +148,8 @@ def validate_judgment(obj: Any) -> tuple[dict[str, Any] | None, list[str]]:
     regulations = _list_of_dicts(obj, "referencedRegulations", reasons)
     division = obj.get("division")
     division_id = division.get("id") if isinstance(division, dict) else None
-    if division is not None and type(division_id) is not int:
+    if division is not None and (type(division_id) is not int
+                                 or not -_INT64_MAX - 1 <= division_id <= _INT64_MAX):
         reasons.append(f"division: expected an object with an integer 'id', got {_short(division)}")
     source = obj.get("source")
     if source is not None and not isinstance(source, dict):
@@ -164,7 +170,7 @@ def validate_judgment(obj: Any) -> tuple[dict[str, Any] | None, list[str]]:
         "keywords": keywords,
         "text_content": text,
         "content_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),  # type: ignore[union-attr]
-        "record_sha256": record_sha256(obj),
+        "record_sha256": sha,
         "referenced_regulations_json": json.dumps(regulations, ensure_ascii=False, sort_keys=True),
         "source_json": json.dumps(source, ensure_ascii=False, sort_keys=True) if source else None,
         "extra_json": json.dumps(extra, ensure_ascii=False, sort_keys=True),
