@@ -27,6 +27,8 @@ from saos_helpers import NOW, SAMPLE_JUDGMENTS, Clock, make_sync, snapshot
 from schemas.cases import QUARANTINE, SAOS_JUDGMENTS
 
 REPO = Path(__file__).resolve().parents[3]
+CRASH_SIZE = 25  # crash tests page the 206 records (with the malformed ones) in 9 pages
+CRASH_PAGES = 9
 
 
 class Crash(Exception):
@@ -44,7 +46,7 @@ def clean(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[in
     if not any((sample_dir / "pl" / "saos").glob("judgments-page-*.json")):
         pytest.skip("SAOS sample pages not found")
     out: dict[int, dict[str, Any]] = {}
-    for size in (10, 100):
+    for size in (CRASH_SIZE, 100):
         fake = FakeSaos(sample_dir)
         fake.add_malformed()
         with HTTPServer() as server:
@@ -91,7 +93,7 @@ def test_page_size_10_walks_twenty_pages_by_the_next_links(httpserver: HTTPServe
     assert fake.pages_asked() == list(range(21))
     assert all(r["pageSize"] == "10" for r in fake.requests)
     assert [p.last_page for p in report.pages] == [False] * 20 + [True]
-    assert snapshot(sync) == clean[10] == clean[100]  # the same result however it is paged
+    assert snapshot(sync) == clean[CRASH_SIZE] == clean[100]  # the same however it is paged
 
 
 def test_max_pages_stops_and_the_next_run_continues(httpserver: HTTPServer, fake: FakeSaos,
@@ -236,7 +238,7 @@ def test_incremental_pass_fetches_only_the_modified_records(httpserver: HTTPServ
 
 
 @pytest.mark.parametrize("stage,page", [("landed", 2), ("written", 2), ("committed", 2),
-                                        ("written", 21)])  # 21: the last page, ending the pass
+                                        ("written", CRASH_PAGES)])  # the last page ends the pass
 def test_crash_after_page_n_then_restart_equals_uninterrupted(
         httpserver: HTTPServer, fake: FakeSaos, tmp_path: Path, stage: str, page: int,
         clean: dict[int, dict[str, Any]]) -> None:
@@ -248,43 +250,43 @@ def test_crash_after_page_n_then_restart_equals_uninterrupted(
 
     home = tmp_path / "home"
     with pytest.raises(Crash):
-        make_sync(httpserver, home, page_size=10).sync(on_checkpoint=crash)
+        make_sync(httpserver, home, page_size=CRASH_SIZE).sync(on_checkpoint=crash)
     committed = page if stage == "committed" else page - 1
     state = cursor_file(home)
     assert state["pages_committed"] == committed
-    assert state["in_progress"] == (committed < 21)
+    assert state["in_progress"] == (committed < CRASH_PAGES)
 
-    resumed = make_sync(httpserver, home, page_size=10)
+    resumed = make_sync(httpserver, home, page_size=CRASH_SIZE)
     assert resumed.sync().complete
-    assert snapshot(resumed) == clean[10]
+    assert snapshot(resumed) == clean[CRASH_SIZE]
 
 
 def test_batch_write_failing_leaves_the_cursor_on_that_page(
         httpserver: HTTPServer, fake: FakeSaos, tmp_path: Path,
         clean: dict[int, dict[str, Any]]) -> None:
-    """A crash *while* page 8's batch is written. The cursor must still point at page 8 — were it
-    saved before the batch, the restart would go on at page 9 and page 8's judgments be lost."""
+    """A crash *while* the 5th page's batch is written. The cursor must still point at that page —
+    were it saved before the batch, the restart would go on at the next and lose its judgments."""
     fake.add_malformed()
     home = tmp_path / "home"
-    sync = make_sync(httpserver, home, page_size=10)
+    sync = make_sync(httpserver, home, page_size=CRASH_SIZE)
     write = sync.store.write_judgments
     calls = {"n": 0}
 
     def dying_write(rows: Any) -> Any:
         calls["n"] += 1
-        if calls["n"] == 8:
-            raise Crash("killed while writing page 8's batch")
+        if calls["n"] == 5:
+            raise Crash("killed while writing the 5th page's batch")
         return write(rows)
 
     sync.store.write_judgments = dying_write  # type: ignore[method-assign]
     with pytest.raises(Crash):
         sync.sync()
-    assert cursor_file(home)["page"] == 7  # 0-based page 7 is the 8th page
+    assert cursor_file(home)["page"] == 4  # 0-based page 4 is the 5th page
 
-    resumed = make_sync(httpserver, home, page_size=10)
+    resumed = make_sync(httpserver, home, page_size=CRASH_SIZE)
     report = resumed.sync()
-    assert report.complete and report.pages[0].page == 7
-    assert snapshot(resumed) == clean[10]
+    assert report.complete and report.pages[0].page == 4
+    assert snapshot(resumed) == clean[CRASH_SIZE]
 
 
 _CHILD = """
@@ -310,7 +312,7 @@ def test_sigkill_between_batch_and_cursor_then_restart_equals_uninterrupted(
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEXPIPE_")}
     env.update(PYTHONPATH=str(REPO), LEXPIPE_HOME=str(home), LEXPIPE_OFFLINE="false",
-               LEXPIPE_SAOS_BASE_URL=httpserver.url_for("/"), LEXPIPE_SAOS_PAGE_SIZE="10",
+               LEXPIPE_SAOS_BASE_URL=httpserver.url_for("/"), LEXPIPE_SAOS_PAGE_SIZE=str(CRASH_SIZE),
                LEXPIPE_SAOS_MIN_INTERVAL_S="0", LEXPIPE_SAOS_MAX_RETRIES="0",
                KILL_AT_WRITTEN_PAGE="3")
     child = subprocess.run([sys.executable, "-c", _CHILD], cwd=REPO, timeout=120, env=env)
@@ -321,10 +323,11 @@ def test_sigkill_between_batch_and_cursor_then_restart_equals_uninterrupted(
     pages_stored = set(store.all_judgment_rows(["page"]).column("page").to_pylist())
     assert pages_stored == {0, 1, 2}  # page 2's batch reached the disk before the kill
 
-    resumed = make_sync(httpserver, home, page_size=10, now=lambda: datetime.now(timezone.utc))
+    resumed = make_sync(httpserver, home, page_size=CRASH_SIZE,
+                        now=lambda: datetime.now(timezone.utc))
     report = resumed.sync()  # the kernel freed the dead child's lock
     assert report.complete and report.pages[0].page == 2 and report.pages[0].new == 0
-    assert snapshot(resumed) == clean[10]
+    assert snapshot(resumed) == clean[CRASH_SIZE]
 
 
 def test_a_second_sync_on_the_same_home_is_locked_out(httpserver: HTTPServer, fake: FakeSaos,
