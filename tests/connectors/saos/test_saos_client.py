@@ -12,7 +12,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from connectors.http import HttpFetchError
-from connectors.saos import ContractError, DumpPage, DumpQuery, SaosApi, SaosSettings
+from connectors.saos import (ContractError, DumpPage, DumpQuery, JudgmentSync, SaosApi,
+                             SaosSettings, dump_query)
 from core.settings import Settings
 from fake_saos import FakeSaos  # tests/, on sys.path via conftest
 from saos_helpers import UA, make_api, make_sync
@@ -63,19 +64,22 @@ def test_the_next_link_is_followed_only_for_the_same_query_and_the_next_page() -
         api.check_self(page_with(self=api.dump_url(Q, 3)), Q, 4)
 
 
-def test_429_and_5xx_are_retried_with_backoff(httpserver: HTTPServer, fake: FakeSaos,
-                                              tmp_path: Path) -> None:
+def test_429_5xx_and_a_dropped_connection_are_retried_with_backoff(
+        httpserver: HTTPServer, fake: FakeSaos, tmp_path: Path) -> None:
     fake.fail(1, "429", retry_after="3")
     fake.fail(2, "503")
     fake.fail(4, "500")
+    fake.fail(5, "drop")  # half the body, then the connection is gone
     sleeps: list[float] = []
     report = make_sync(httpserver, tmp_path / "home", sleeps=sleeps).sync()
     assert report.complete and report.new == 200
-    assert fake.pages_asked() == [0, 0, 0, 1, 1]  # page 0: three attempts, page 1: two
+    assert fake.pages_asked() == [0, 0, 0, 1, 1, 1]  # three attempts for each page
     assert sleeps[0] == 3.0  # Retry-After honoured
     assert 0.5 <= sleeps[1] <= 1.0  # second retry of page 0: base 0.5 × 2, jitter [cap/2, cap]
-    assert 0.25 <= sleeps[2] <= 0.5  # first retry of page 1
-    assert len(sleeps) == 3
+    assert 0.25 <= sleeps[2] <= 0.5 and 0.5 <= sleeps[3] <= 1.0  # page 1: first and second retry
+    assert len(sleeps) == 4
+    landed = list((tmp_path / "home" / "raw" / "sha256").glob("??/*.json"))
+    assert len(landed) == 2  # the two whole pages; the half body was never landed
 
 
 def test_a_timeout_is_retried(saos_dir: Path, tmp_path: Path) -> None:
@@ -139,8 +143,6 @@ def test_rate_limit_from_the_settings_spaces_every_request(httpserver: HTTPServe
     api = SaosApi.from_settings(Settings(), saos, clock=lambda: now[0], sleep=sleep,
                                 transport=transport)
     fake.fail(3, "429", retry_after="7")
-    from connectors.saos import JudgmentSync, dump_query
-
     report = JudgmentSync(api, tmp_path / "home", query=dump_query(saos)).sync()
     assert report.complete and len(report.pages) == 20
     gaps = [b - a for a, b in zip(transport.sent, transport.sent[1:])]
