@@ -30,8 +30,11 @@ class SearchBody(BaseModel):
     status: list[str] = Field(default_factory=list, description="in_force | repealed | pending")
     as_of: str | None = Field(None, description="search the newest version on or before this date")
     version: str | None = None
-    target: TargetParam = Field("statutes", description="statutes, German court decisions (de:cases), or both "
-                                                        "(70/30 mix after classifying the query as law or case)")
+    target: TargetParam = Field("statutes", description="statutes, court decisions of the query's language "
+                                                        "(Polish pl:cases, SAOS judgments; German de:cases; an act "
+                                                        "named in `act` picks the language), or both (70/30 mix of "
+                                                        "that language's statutes and decisions after classifying "
+                                                        "the query as law or case)")
 
 
 class HitOut(BaseModel):
@@ -66,11 +69,11 @@ def _out(h: Hit) -> HitOut:
 def unknown_act(act_ids: list[str]) -> str | None:
     """The refusal of the first well-formed act id that is neither a registry act nor the case law,
     naming the ids there are (malformed ids are left to the service's own message)."""
-    from pipelines.retrieval.case_index import CASES_ACT
+    from pipelines.retrieval.case_index import CASE_COLLECTIONS
     from pipelines.retrieval.service import ACT_ID
     from schemas.acts import registry
 
-    known = (*registry().ids(), CASES_ACT)
+    known = (*registry().ids(), *CASE_COLLECTIONS)
     for a in act_ids:
         if ACT_ID.match(a) and a not in known:
             return f"unknown act {a!r}; known acts: {', '.join(known)}"

@@ -268,10 +268,10 @@ def _service(settings):
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from pipelines.retrieval.case_index import CASES_ACT
+    from pipelines.retrieval.case_index import CASE_COLLECTIONS
     from pipelines.retrieval.service import InvalidRequest
 
-    unknown = _unknown_act(args.act or [], also=(CASES_ACT,))
+    unknown = _unknown_act(args.act or [], also=CASE_COLLECTIONS)
     if unknown:  # before opening any index
         print(f"lexpipe search: {unknown}", file=sys.stderr)
         return 2
@@ -457,8 +457,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--as-of", help="search the newest version on or before this date (YYYY-MM-DD)")
     p.add_argument("--version", help="search exactly this corpus version")
     p.add_argument("--target", choices=("statutes", "cases", "both"), default="statutes",
-                   help="statutes (default), German court decisions, or both: the 70/30 mix of the class "
-                        "the query is classified into (law or case)")
+                   help="statutes (default), court decisions of the query's language (Polish: pl:cases, SAOS "
+                        "judgments; German: de:cases, Open Legal Data; --act pl:…/de:… picks the language), or "
+                        "both: the 70/30 mix of statutes and decisions of that language after classifying the "
+                        "query as law or case")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_search)

@@ -57,7 +57,8 @@ class MixedResult:
 @dataclass(frozen=True)
 class Collections:
     """Where the two collections live: one backend (or two) plus the act filters that select
-    each collection (statutes: e.g. ``de:bgb``…; cases: ``de:cases``)."""
+    each collection (statutes: e.g. ``de:bgb``… or ``pl:kc``…; cases: the language's ``de:cases``
+    or ``pl:cases``)."""
     statutes: Retriever
     cases: Retriever
     statute_filters: Filters
@@ -66,8 +67,9 @@ class Collections:
 
 def mixed_search(collections: Collections, request: SearchRequest, *, target: Target = "both",
                  classification: Classification | None = None, llm_settings=None,
-                 share: float = MAJOR_SHARE) -> MixedResult:
-    """``request.k`` results: statutes only, cases only, or the classified 70/30 mix."""
+                 share: float = MAJOR_SHARE, lang: str | None = None) -> MixedResult:
+    """``request.k`` results: statutes only, cases only, or the classified 70/30 mix. ``lang``: the
+    collections' language, whose law/case cues the lexical classifier reads (None: every language's)."""
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     n = request.k
@@ -77,7 +79,7 @@ def mixed_search(collections: Collections, request: SearchRequest, *, target: Ta
     if target == "cases":
         hits = collections.cases.search(replace(request, filters=collections.case_filters))
         return MixedResult(hits[:n], None, 0, n)
-    cls = classification or classify(request.query, llm_settings)
+    cls = classification or classify(request.query, llm_settings, lang)
     n_law, n_case = quotas(cls.label, n, share)
     # ask each collection for n, not its quota: the spare hits backfill a short collection
     law = collections.statutes.search(replace(request, filters=collections.statute_filters))

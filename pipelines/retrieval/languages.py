@@ -7,9 +7,11 @@ changed) in one row here and every layer sees the same answer.
 
 What a profile does NOT hold: which acts a language has. Those are the act registry's rows
 (``schemas/acts.toml``, :func:`schemas.acts.registry`), read at call time so that a registry set
-for a test or a run (``$LEXPIPE_ACT_REGISTRY``) is what retrieval sees too. The one collection that
-is not a registry row, the German court decisions (``schemas.cases.CASES_ACT``), is named here as the
-language's ``cases_act``.
+for a test or a run (``$LEXPIPE_ACT_REGISTRY``) is what retrieval sees too. The collections that
+are not registry rows, the court decisions of a language (``schemas.cases.CASES_ACT`` =
+``de:cases``, ``PL_CASES_ACT`` = ``pl:cases``), are named here as the language's ``cases_act``:
+case law is per language, and a language without it answers ``target=cases/both`` with a refusal
+naming the languages that have it (:func:`case_law_languages`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from schemas.cases import CASES_ACT
+from schemas.cases import CASES_ACT, PL_CASES_ACT
 from pipelines.retrieval.fusion import HybridConfig
 from schemas import elasticsearch as es_schema
 
@@ -35,7 +37,7 @@ class UnknownLanguage(KeyError, ValueError):
 @dataclass(frozen=True)
 class LanguageProfile:
     code: str  # ISO 639-1, also the act id prefix of its acts ("pl" of "pl:kc")
-    name: str  # in messages: "court decisions exist for German law only"
+    name: str  # in messages: "court decisions exist for Polish and German law only"
     # project analyser (analyzers.get_analyzer): default variant and the base variants it knows
     analyzer: str
     analyzer_variants: tuple[str, ...]
@@ -84,6 +86,7 @@ PROFILES: Mapping[str, LanguageProfile] = MappingProxyType({
         es_analyzer="polish", es_analyzer_plugin=es_schema.STEMPEL_PLUGIN,
         hybrid=HybridConfig(),  # z-score, tuned on the 2012–2020 exam questions
         strip_exam_lead_ins=True,
+        cases_act=PL_CASES_ACT,  # SAOS judgments (pipelines/case_law/pl)
         default_act="pl:kc",
         detect_named_acts=True,
     ),
@@ -125,6 +128,12 @@ def language_of(act_id: str) -> str:
     return profile(act_id.split(":", 1)[0]).code
 
 
-def case_law_language() -> str:
-    """The language whose profile has the court-decision collection (what target=cases searches)."""
-    return next(p.code for p in PROFILES.values() if p.cases_act)
+def case_law_languages() -> tuple[str, ...]:
+    """The languages whose profile has a court-decision collection (what target=cases/both can
+    search), in profile order."""
+    return tuple(p.code for p in PROFILES.values() if p.cases_act)
+
+
+def cases_acts() -> tuple[str, ...]:
+    """Every language's court-decision collection (``pl:cases``, ``de:cases``)."""
+    return tuple(p.cases_act for p in PROFILES.values() if p.cases_act)

@@ -8,9 +8,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from pipelines.retrieval.case_index import CASES_ACT
 from pipelines.retrieval.interface import RETRIEVERS, Filters, Hit, SearchError, SearchRequest
-from pipelines.retrieval.languages import DEFAULT_LANGUAGE, PROFILES, case_law_language, profile
+from pipelines.retrieval.languages import DEFAULT_LANGUAGE, PROFILES, case_law_languages, cases_acts
 
 # a layperson question is long (GerLayQA dev: p99 3,291, max 4,025 characters); 100 kB is refused
 MAX_QUERY_CHARS = 8000
@@ -81,14 +80,24 @@ class SearchService:
     with the German analyser it was indexed with; the acts' prefix (``pl:``, ``de:``) picks it.
     With Elasticsearch, where one backend serves one act, a language's "backend" is an
     :class:`~pipelines.retrieval.act_router.ActRouter` over one backend per act.
-    ``target`` chooses statutes (default), court decisions (``de:cases``), or both with the RWTH
-    70/30 mix (:mod:`pipelines.retrieval.collection_mix`)."""
+    ``target`` chooses statutes (default), court decisions, or both with the RWTH 70/30 mix
+    (:mod:`pipelines.retrieval.collection_mix`). Case law is per language: ``pl:cases`` (SAOS
+    judgments) for Polish, ``de:cases`` (Open Legal Data) for German. The language is the named
+    acts' (``--act pl:kc`` → Polish); a case search naming no act takes the query's language
+    (:func:`~pipelines.retrieval.query_classifier.detect_query_language`: "wyrok SN …" → ``pl:cases``,
+    "Urteil des BGH …" → ``de:cases``), and when the query does not tell, the one language whose
+    collection is indexed, else the default language (Polish)."""
 
-    def __init__(self, backend, *, backend_for: Callable[[str], object] | None = None, llm_settings=None):
+    def __init__(self, backend, *, backend_for: Callable[[str], object] | None = None, llm_settings=None,
+                 act_backend_for: Callable[[str], object] | None = None):
         self.backend = backend  # the default language's (Polish) backend
         self._backend_for = backend_for
         self._backends: dict[str, object] = {DEFAULT_LANGUAGE: backend}
         self.llm_settings = llm_settings
+        # opens the backend of one act, for a language backend that serves one act only (the
+        # default language's on Elasticsearch: pl:kc) when its case collection is searched
+        self._act_backend_for = act_backend_for
+        self._act_backends: dict[str, object] = {}
 
     @classmethod
     def from_settings(cls, settings) -> "SearchService":
@@ -108,7 +117,11 @@ class SearchService:
 
                 return ActRouter(lang, lambda act: open_backend(settings, act_id=act), known_acts(lang))
             return open_backend(settings, act_id=lp.default_act)
-        return cls(open_backend(settings), backend_for=backend_for)
+
+        def act_backend_for(act: str):
+            return open_backend(settings, act_id=act)
+        return cls(open_backend(settings), backend_for=backend_for,
+                   act_backend_for=act_backend_for if settings.elasticsearch_url else None)
 
     def backend_of(self, lang: str):
         if lang not in self._backends:
@@ -116,6 +129,39 @@ class SearchService:
                 raise InvalidRequest(f"no search backend for language {lang!r}")
             self._backends[lang] = self._backend_for(lang)
         return self._backends[lang]
+
+    def case_law_language(self, query: str) -> str:
+        """The language a case search naming no act goes to: the query's (among the languages with
+        case law), else the one language whose collection is indexed, else the default."""
+        from pipelines.retrieval.query_classifier import detect_query_language
+
+        langs = case_law_languages()
+        found = detect_query_language(query, langs)
+        if found is not None:
+            return found
+        indexed = [lang for lang in langs if self._has_case_law(lang)]
+        if len(indexed) == 1:
+            return indexed[0]
+        return DEFAULT_LANGUAGE if DEFAULT_LANGUAGE in langs else langs[0]
+
+    def case_backend_of(self, lang: str, backend):
+        """The backend that holds the language's case collection: ``backend`` itself when it holds
+        several acts (embedded, an ``ActRouter``) or is that collection's, else the collection's own
+        (Elasticsearch: the default language's backend serves pl:kc only)."""
+        act = PROFILES[lang].cases_act
+        own = getattr(backend, "act_id", None)
+        if own is None or own == act or self._act_backend_for is None:
+            return backend
+        if act not in self._act_backends:
+            self._act_backends[act] = self._act_backend_for(act)
+        return self._act_backends[act]
+
+    def _has_case_law(self, lang: str) -> bool:
+        try:
+            backend = self.case_backend_of(lang, self.backend_of(lang))
+            return hasattr(backend, "acts") and PROFILES[lang].cases_act in backend.acts()
+        except Exception:  # a language whose backend cannot be opened has nothing indexed to offer
+            return False
 
     def search(self, query: str, *, offset: int = 0, target: str = "statutes", detect_acts: bool = True,
                **kw) -> SearchPage:
@@ -131,14 +177,18 @@ class SearchService:
         langs = {a.split(":", 1)[0] for a in request.filters.act_ids}
         if len(langs) > 1:
             raise InvalidRequest(f"acts of one language per search, got {', '.join(sorted(request.filters.act_ids))}")
-        if target != "statutes" and CASES_ACT in request.filters.act_ids:
-            raise InvalidRequest(f"name statute acts with --act; {CASES_ACT} is chosen by target={target}")
-        lang = langs.pop() if langs else (case_law_language() if target != "statutes" else DEFAULT_LANGUAGE)
+        named_cases = [a for a in request.filters.act_ids if a in cases_acts()]
+        if target != "statutes" and named_cases:
+            raise InvalidRequest(f"name statute acts with --act; {named_cases[0]} is chosen by target={target}")
+        if langs:
+            lang = langs.pop()
+        elif target == "statutes":
+            lang = DEFAULT_LANGUAGE
+        else:
+            lang = self.case_law_language(request.query)
         lp = PROFILES.get(lang)
         if target != "statutes" and (lp is None or lp.cases_act is None):
-            cases = profile(case_law_language())
-            raise InvalidRequest(f"court decisions exist for {cases.name} law only "
-                                 f"(target=cases/both needs {cases.code}: acts)")
+            raise InvalidRequest(no_case_law(lang))
         backend = self.backend_of(lang)
         named: tuple[str, ...] = ()
         if lp is not None and lp.scope_unnamed_search and not request.filters.act_ids and target != "cases":
@@ -159,9 +209,10 @@ class SearchService:
             else:
                 from pipelines.retrieval.collection_mix import Collections, mixed_search
 
-                collections = Collections(backend, backend, request.filters,
+                collections = Collections(backend, self.case_backend_of(lang, backend), request.filters,
                                           replace(request.filters, act_ids=(lp.cases_act,), statuses=()))
-                mixed = mixed_search(collections, request, target=target, llm_settings=self.llm_settings)
+                mixed = mixed_search(collections, request, target=target, llm_settings=self.llm_settings,
+                                     lang=lang)
                 hits, classification = mixed.hits, mixed.classification
                 quotas = {"statutes": mixed.statute_quota, "cases": mixed.case_quota}
         except SearchError as exc:
@@ -170,6 +221,15 @@ class SearchService:
         versions = {h.act_id: h.version for h in hits}
         return SearchPage(page, offset, request.k - offset, request.retriever, versions,
                           classification=classification, quotas=quotas, named_acts=named)
+
+
+def no_case_law(lang: str) -> str:
+    """The refusal of target=cases/both for a language without court decisions, naming those with."""
+    have = [PROFILES[c] for c in case_law_languages()]
+    names = " and ".join(p.name for p in have)
+    prefixes = " or ".join(f"{p.code}:" for p in have)
+    return (f"court decisions exist for {names} law only (target=cases/both needs {prefixes} acts, "
+            f"or a query in one of these languages; got {lang}:)")
 
 
 def _named_in_scope(query: str, scope: tuple[str, ...]) -> tuple[str, ...]:

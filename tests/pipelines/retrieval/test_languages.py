@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from pipelines.retrieval.act_router import known_acts
-from pipelines.retrieval.case_index import CASES_ACT
+from pipelines.retrieval.case_index import CASES_ACT, PL_CASES_ACT
 from pipelines.retrieval.fusion import HybridConfig
 from pipelines.retrieval.languages import (
-    DEFAULT_ACT, DEFAULT_LANGUAGE, PROFILES, UnknownLanguage, case_law_language, language_of, profile,
+    DEFAULT_ACT, DEFAULT_LANGUAGE, PROFILES, UnknownLanguage, case_law_languages, cases_acts, language_of, profile,
 )
 from schemas import elasticsearch as es_schema
 from schemas.acts import DEFAULT_REGISTRY
@@ -27,7 +27,8 @@ def _shipped_pl() -> tuple[str, ...]:
 
 
 def test_known_acts_are_the_registry_acts_of_the_language():
-    assert "pl:kc" in known_acts("pl") and known_acts("pl") == _shipped_pl()
+    # the registry's acts of the language, then its case collection (Polish: pl:cases, SAOS)
+    assert "pl:kc" in known_acts("pl") and known_acts("pl") == (*_shipped_pl(), PL_CASES_ACT)
     # what the German statute parser's KNOWN_ACTS gave before the registry, sorted, then the cases
     assert known_acts("de") == ("de:bgb", "de:gg", "de:hgb", "de:stgb", "de:stpo", "de:zpo", CASES_ACT)
     assert known_acts("fr") == ()
@@ -39,20 +40,20 @@ def test_known_acts_follow_a_swapped_registry(tmp_path: Path, monkeypatch: pytes
     without_kk = "\n[[act]]\n".join([header, *(r for r in rows if not r.startswith('id = "pl:kk"'))])
     path.write_text(without_kk + KK, encoding="utf-8")
     monkeypatch.setenv("LEXPIPE_ACT_REGISTRY", str(path))
-    assert "pl:kk" in known_acts("pl") and known_acts("pl") == tuple(sorted({*_shipped_pl(), "pl:kk"}))
+    assert "pl:kk" in known_acts("pl") and known_acts("pl") == (*sorted({*_shipped_pl(), "pl:kk"}), PL_CASES_ACT)
     assert language_of("pl:kk") == "pl"
     only_kc = tmp_path / "only_kc.toml"  # another file: the registry is cached per (path, mtime)
     kc = [r for r in rows if r.startswith('id = "pl:kc"')]
     only_kc.write_text("\n[[act]]\n".join([header, *kc]), encoding="utf-8")
     monkeypatch.setenv("LEXPIPE_ACT_REGISTRY", str(only_kc))
-    assert known_acts("pl") == ("pl:kc",)
+    assert known_acts("pl") == ("pl:kc", PL_CASES_ACT)
     assert known_acts("de") == (CASES_ACT,)  # no German statute registered: the case collection only
     monkeypatch.delenv("LEXPIPE_ACT_REGISTRY")
-    assert known_acts("pl") == _shipped_pl()
+    assert known_acts("pl") == (*_shipped_pl(), PL_CASES_ACT)
 
 
 def test_language_of_an_act():
-    assert [language_of(a) for a in ("pl:kc", "de:gg", CASES_ACT, "pl:kk")] == ["pl", "de", "de", "pl"]
+    assert [language_of(a) for a in ("pl:kc", "de:gg", CASES_ACT, "pl:kk", PL_CASES_ACT)] == ["pl", "de", "de", "pl", "pl"]
     with pytest.raises(UnknownLanguage, match="no search language 'fr'") as err:
         language_of("fr:cc")
     assert isinstance(err.value, KeyError) and isinstance(err.value, ValueError)
@@ -60,8 +61,10 @@ def test_language_of_an_act():
 
 def test_the_profiles_hold_what_the_branches_decided():
     pl, de = profile("pl"), profile("de")
-    assert (DEFAULT_LANGUAGE, DEFAULT_ACT, de.default_act, case_law_language()) == ("pl", "pl:kc", CASES_ACT, "de")
-    assert (pl.cases_act, de.cases_act) == (None, CASES_ACT)
+    assert (DEFAULT_LANGUAGE, DEFAULT_ACT, de.default_act) == ("pl", "pl:kc", CASES_ACT)
+    # case law is per language: Polish SAOS judgments, German Open Legal Data decisions
+    assert (case_law_languages(), cases_acts()) == (("pl", "de"), (PL_CASES_ACT, CASES_ACT))
+    assert (pl.cases_act, de.cases_act) == (PL_CASES_ACT, CASES_ACT)
     assert (pl.strip_exam_lead_ins, de.strip_exam_lead_ins) == (True, False)
     assert (pl.section_fusion, de.section_fusion) == (False, True)
     assert (pl.scope_unnamed_search, de.scope_unnamed_search) == (True, True)

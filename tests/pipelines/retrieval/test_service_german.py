@@ -58,7 +58,7 @@ def test_both_mixes_by_the_query_class(service: SearchService):
 
 @pytest.mark.parametrize("kw,message", [
     ({"acts": ["pl:kc", "de:gg"]}, "one language"),
-    ({"acts": ["pl:kc"], "target": "cases"}, "German law only"),
+    ({"acts": ["fr:cc"], "target": "cases"}, "Polish and German law only"),  # a language without case law
     ({"target": "everything"}, "target must be"),
     ({"acts": [CASES_ACT], "target": "both"}, "chosen by target"),
 ])
