@@ -83,7 +83,7 @@ def test_full_sync_stores_every_judgment_of_the_shared_pages(httpserver: HTTPSer
     assert state["since"] == (started - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
 
 
-def test_page_size_10_walks_twenty_pages_by_the_next_links(httpserver: HTTPServer, fake: FakeSaos,
+def test_page_size_10_walks_every_page_by_the_next_links(httpserver: HTTPServer, fake: FakeSaos,
                                                            tmp_path: Path,
                                                            clean: dict[int, dict[str, Any]]) -> None:
     fake.add_malformed()
