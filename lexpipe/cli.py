@@ -18,18 +18,24 @@ def _console():
 
 
 def _selected(args: argparse.Namespace):
-    """``--acts`` / ``--jurisdiction`` → (registry acts, whether to build the German case law).
-    Default: the Polish acts, as before the registry. ``de:cases`` (not a registry act: the Open
-    Legal Data collection) is named in ``--acts`` or comes with ``--jurisdiction de``."""
-    from pipelines.retrieval.case_index import CASES_ACT
+    """``--acts`` / ``--jurisdiction`` → (registry acts, the case-law collections to build).
+
+    Default: the Polish acts, as before the registry, without case law (the SAOS judgments add
+    about 4 minutes of embeddings on 2 cores: ``--acts pl:cases``). A case-law collection (not a
+    registry act: ``de:cases`` Open Legal Data, ``pl:cases`` SAOS) is named in ``--acts`` or comes
+    with its ``--jurisdiction`` given explicitly. The collections run after the statutes, so the
+    Polish citation links resolve against the versions just published."""
+    from schemas.cases import CASES_ACT, PL_CASES_ACT
     from schemas.acts import registry
 
+    collections = (PL_CASES_ACT, CASES_ACT)
     names = [a.strip() for raw in (args.acts or []) for a in raw.split(",") if a.strip()]
     jurisdictions = [j.strip() for raw in (args.jurisdiction or []) for j in raw.split(",") if j.strip()]
+    explicit = list(jurisdictions)
     if not names and not jurisdictions:
         jurisdictions = ["pl"]
-    cases = CASES_ACT in names or "de" in jurisdictions
-    acts = registry().select([a for a in names if a != CASES_ACT], jurisdictions)
+    cases = tuple(c for c in collections if c in names or c.split(":")[0] in explicit)
+    acts = registry().select([a for a in names if a not in collections], jurisdictions)
     return acts, cases
 
 
@@ -68,7 +74,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = _console()
     console.print(f"[bold]lexpipe run[/] home={settings.home} offline={settings.offline} "
                   f"sample_dir={settings.sample_dir} acts={', '.join(a.id for a in acts) or 'none'}"
-                  f"{' + de:cases' if cases else ''}")
+                  f"{''.join(' + ' + c for c in cases)}")
     progress = lambda msg: console.print(f"[cyan]→[/] {msg}")  # noqa: E731
     store = CorpusStore(Layout(settings.home))
     ok = True
@@ -83,11 +89,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if german:
         runs = run_german_statutes(settings, act_ids=german, progress=progress, index=not args.no_index)
         ok &= _print_german_runs(console, store, runs)
-    if cases:
-        r = run_cases(settings, progress=progress, index=not args.no_index)
+    for collection in cases:
+        r = run_cases(settings, progress=progress, index=not args.no_index, collection=collection)
         ok &= r.success
-        console.print(f"de:cases: {'built' if r.success else _failure(r)} in {r.seconds:.1f}s "
-                      f"({settings.home / 'cases'})")
+        where = settings.home / "caselaw" / collection.split(":")[0]
+        console.print(f"{collection}: {'built' if r.success else _failure(r)} in {r.seconds:.1f}s ({where})")
     from assets.benchmarks import BENCHMARKS
 
     benchmarked = {a: v for a, v in polish_versions.items() if a in BENCHMARKS and store.published_versions(a)}
@@ -357,6 +363,8 @@ def cmd_prefect(args: argparse.Namespace) -> int:
 
     console = _console()
     home = str(Path(args.home).resolve()) if args.home else None
+    if args.flow == "pl-cases":
+        return _prefect_pl_cases(console, home, args)
     if args.flow == "refresh":
         state = pf.corpus_refresh(versions=args.versions or None, home=home, index_versions=not args.no_index,
                                   act_id=args.act, return_state=True)
@@ -427,13 +435,31 @@ def cmd_prefect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prefect_pl_cases(console, home: str | None, args: argparse.Namespace) -> int:
+    from lexpipe.prefect_pl_cases import pl_cases
+
+    state = pl_cases(home=home, max_pages=args.max_pages, index=not args.no_index, return_state=True)
+    report = state.result(raise_on_failure=False)
+    if not state.is_completed():
+        console.print(f"[red]prefect pl-cases failed:[/] {report}")
+        return 1
+    console.print(f"SAOS: {report.new} new, {report.updated} updated, {report.unchanged} unchanged, "
+                  f"{report.quarantined} quarantined; {report.stored} judgments → {report.chunks} chunks"
+                  f"{'' if report.indexed is None else f', {report.indexed} indexed'}")
+    console.print(f"citation links: {report.links} cited units "
+                  f"({', '.join(f'{n} {k}' for k, n in report.resolution.items())}); "
+                  f"{report.cited_articles} articles cited")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lexpipe", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="materialize every asset for every known version of the chosen acts "
                                    "(default: the Polish acts of the registry; embedded defaults)")
     p.add_argument("--acts", action="append", metavar="ID[,ID]",
-                   help="registry act ids, e.g. pl:kc,de:bgb; de:cases = the German case law (repeatable)")
+                   help="registry act ids, e.g. pl:kc,de:bgb; pl:cases / de:cases = the Polish (SAOS) / German "
+                        "(Open Legal Data) case law (repeatable)")
     p.add_argument("--jurisdiction", action="append", metavar="pl|de",
                    help="every registry act of this jurisdiction (de also builds the case law; repeatable)")
     p.add_argument("--version", action="append", help="Polish acts: only this text-state version (repeatable)")
@@ -475,9 +501,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_serve)
-    p = sub.add_parser("prefect", help="the corpus refresh, benchmark or answer job as a Prefect flow "
-                                       "(local ephemeral server, offline)")
-    p.add_argument("flow", choices=["refresh", "benchmark", "answers"])
+    p = sub.add_parser("prefect", help="the corpus refresh, benchmark, answer or Polish case-law job as a "
+                                       "Prefect flow (local ephemeral server, offline)")
+    p.add_argument("flow", choices=["refresh", "benchmark", "answers", "pl-cases"])
     p.add_argument("--versions", nargs="+", help="refresh: these text-state versions (default: every version "
                                                  "the source offers); benchmark/answers: this version "
                                                  "(default: the serving one)")
@@ -489,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-max-questions", type=int, default=None,
                    help="benchmark: evaluate a stable sample of this many questions")
     p.add_argument("--max-questions", type=int, default=0, help="answers: a stable sample of this many questions")
+    p.add_argument("--max-pages", type=int, default=None, help="pl-cases: stop the SAOS pass after this many "
+                                                               "dump pages (the next run resumes)")
     p.set_defaults(func=cmd_prefect)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -98,22 +98,32 @@ def run_german_statutes(settings: Settings, *, act_ids: list[str], instance: dg.
 
 
 def run_cases(settings: Settings, *, instance: dg.DagsterInstance | None = None, resources: dict | None = None,
-              progress=None, log_level: str = "INFO", index: bool = True) -> PartitionRun:
-    """The ``cases_refresh`` job: sync Open Legal Data (the offline sample by default), quarantine
-    bad records, section and chunk the decisions, count citations and (with ``index``) index them."""
-    from assets import de_cases
+              progress=None, log_level: str = "INFO", index: bool = True, collection: str = "de:cases") -> PartitionRun:
+    """A case-law collection's refresh job: ``de:cases`` (``cases_refresh``: Open Legal Data) or
+    ``pl:cases`` (``pl_cases_refresh``: SAOS) — sync (the offline sample by default), quarantine
+    bad records, section and chunk the decisions through their check, link or count citations and
+    (with ``index``) index them. Run ``pl:cases`` after the Polish statutes: its citation links
+    resolve against the published versions."""
+    from assets import de_cases, pl_cases
     from assets.definitions import build_definitions
     from assets.resources import default_resources
 
+    jobs = {"de:cases": (de_cases.cases_job, de_cases.ASSETS, de_cases.case_search_index,
+                         "sync → quarantine check → sections → chunks → citations"),
+            "pl:cases": (pl_cases.pl_cases_job, pl_cases.ASSETS, pl_cases.pl_case_search_index,
+                         "SAOS sync → quarantine check → sections → chunks → citation links → cited by")}
+    if collection not in jobs:
+        raise KeyError(f"unknown case-law collection {collection!r}; known: {', '.join(jobs)}")
+    job, assets, index_asset, steps = jobs[collection]
     resources = resources or default_resources(settings)
     defs = build_definitions(resources)
     instance = instance or dg.DagsterInstance.get()
     if progress:
-        progress("de:cases: sync → quarantine check → sections → chunks → citations" + (" → index" if index else ""))
-    selection = None if index else [a.key for a in de_cases.ASSETS if a.key != de_cases.case_search_index.key]
+        progress(f"{collection}: {steps}" + (" → index" if index else ""))
+    selection = None if index else [a.key for a in assets if a.key != index_asset.key]
     result, failed_checks, skipped, err, seconds = _execute(
-        defs.resolve_job_def(de_cases.cases_job.name), log_level, instance=instance, asset_selection=selection)
-    return PartitionRun("de:cases", result.success and not failed_checks, seconds,
+        defs.resolve_job_def(job.name), log_level, instance=instance, asset_selection=selection)
+    return PartitionRun(collection, result.success and not failed_checks, seconds,
                         failed_checks, skipped, err)
 
 

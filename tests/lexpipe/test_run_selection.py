@@ -21,12 +21,16 @@ def _args(acts=None, jurisdiction=None) -> argparse.Namespace:
 
 
 def test_selection() -> None:
-    assert ([a.id for a in _selected(_args())[0]], _selected(_args())[1]) == (["pl:kc", "pl:kpc", "pl:kp", "pl:kk"], False)
+    # the default: the Polish statutes, no case law (its embeddings cost minutes)
+    assert ([a.id for a in _selected(_args())[0]], _selected(_args())[1]) == (["pl:kc", "pl:kpc", "pl:kp", "pl:kk"], ())
     acts, cases = _selected(_args(jurisdiction=["de"]))
-    assert [a.id for a in acts] == ["de:bgb", "de:gg", "de:hgb", "de:stgb", "de:stpo", "de:zpo"] and cases
+    assert [a.id for a in acts] == ["de:bgb", "de:gg", "de:hgb", "de:stgb", "de:stpo", "de:zpo"] and cases == ("de:cases",)
     acts, cases = _selected(_args(acts=["de:gg,de:cases", "pl:kc"]))
-    assert [a.id for a in acts] == ["pl:kc", "de:gg"] and cases
-    assert _selected(_args(acts=["de:cases"])) == ((), True)
+    assert [a.id for a in acts] == ["pl:kc", "de:gg"] and cases == ("de:cases",)
+    assert _selected(_args(acts=["de:cases"])) == ((), ("de:cases",))
+    assert _selected(_args(acts=["pl:cases"])) == ((), ("pl:cases",))
+    acts, cases = _selected(_args(jurisdiction=["pl"]))  # named explicitly: with its case law
+    assert [a.id for a in acts] == ["pl:kc", "pl:kpc", "pl:kp", "pl:kk"] and cases == ("pl:cases",)
     with pytest.raises(KeyError, match="no act of jurisdiction 'fr'"):
         _selected(_args(jurisdiction=["fr"]))
 
