@@ -16,7 +16,8 @@ def test_definitions_load_like_the_ui_does():
         *(("benchmarks/pl", n) for n in ("staleness", "retrieval_eval", "answers")))}
     assert keys == per_act | {f"sources/pl_{a}_eli" for a in POLISH} | {"benchmarks/questions", "sources/de_openlegaldata", "sources/de_statutes", "cases/openlegaldata", "cases/chunks",
                     "cases/search_index", "cases/citation_counts", "de/statutes/published",
-                    "de/statutes/search_index"}
+                    "de/statutes/search_index"} | {
+                    f"cases/pl/{n}" for n in ("saos", "chunks", "search_index", "citation_links", "cited_by")}
     checks = {(c.asset_key.to_user_string(), c.name) for c in graph.asset_check_keys}
     assert checks == {c for a in POLISH for c in (
         (f"pl/{a}/articles", "articles_valid"), (f"pl/{a}/chunks", "chunks_valid"),
@@ -25,12 +26,28 @@ def test_definitions_load_like_the_ui_does():
                       ("sources/de_openlegaldata", "polled_within_window"),
                       ("sources/de_statutes", "polled_within_window"),
                       ("cases/openlegaldata", "quarantine_contract"), ("cases/chunks", "case_chunks_valid"),
-                      ("de/statutes/published", "german_served_valid")}
+                      ("de/statutes/published", "german_served_valid"),
+                      ("cases/pl/saos", "saos_quarantine_contract"), ("cases/pl/chunks", "pl_case_chunks_valid"),
+                      ("cases/pl/citation_links", "pl_citation_links_resolved")}
     published = graph.get(dg.AssetKey(["pl", "kc", "published"]))
     assert {k.to_user_string() for k in published.parent_keys} == {"pl/kc/articles", "pl/kc/chunks", "pl/kc/diff"}
     assert defs.resolve_job_def("pl_kc_corpus").partitions_def.name == "pl_kc_versions"
     index = graph.get(dg.AssetKey(["pl", "kc", "search_index"]))
     assert {k.to_user_string() for k in index.parent_keys} == {"pl/kc/published"}
+
+
+def test_polish_case_law_group_lineage_checks_and_schedule():
+    graph = defs.resolve_asset_graph()
+    parents = {k: {p.to_user_string() for p in graph.get(dg.AssetKey(k.split("/"))).parent_keys}
+               for k in ("cases/pl/chunks", "cases/pl/search_index", "cases/pl/citation_links", "cases/pl/cited_by")}
+    assert parents == {"cases/pl/chunks": {"cases/pl/saos"}, "cases/pl/search_index": {"cases/pl/chunks"},
+                       "cases/pl/citation_links": {"cases/pl/saos"}, "cases/pl/cited_by": {"cases/pl/citation_links"}}
+    assert {graph.get(dg.AssetKey(["cases", "pl", n])).group_name for n in ("saos", "chunks", "cited_by")} == {"pl_cases"}
+    specs = {s.key.name: s for cd in defs.asset_checks or [] for s in cd.check_specs}
+    assert specs["saos_quarantine_contract"].blocking and specs["pl_case_chunks_valid"].blocking
+    schedule = defs.resolve_schedule_def("pl_cases_nightly_schedule")
+    assert schedule.job_name == "pl_cases_refresh"
+    assert graph.get(dg.AssetKey(["cases", "pl", "search_index"])).pools == {"index"}
 
 
 def test_benchmark_job_schedule_and_lineage():
