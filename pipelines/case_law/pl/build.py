@@ -30,7 +30,9 @@ sentencja begins inside a paragraph), and are bounded by ``max_tokens`` like the
 judgment that yields no text or misses a required field is returned in ``rejected`` with its
 reasons and gives no chunk.
 
-On the 200 judgments of the two real dump pages at 256 tokens: 3,402 chunks, none rejected
+On the 200 judgments of the two real dump pages at 256 tokens: 3,645 chunks (uzasadnienie 1,538,
+rozważania 1,526, komparycja 214, sentencja 203, pouczenie 79, zdanie odrębne 77, teza 8), none
+rejected, 195 court names from the text and 5 by court type; ~10 s on one core
 (``tests/pipelines/case_law/test_pl_judgments.py``).
 """
 

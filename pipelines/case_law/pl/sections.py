@@ -36,21 +36,27 @@ for the operative verb after a date ("…, oddala …"), and the chunker clips p
 section (:func:`pipelines.case_law.pl.build.section_pieces`).
 
 Measured on the 200 judgments of the two real dump pages (``shared/data/pl/saos``, pages 347 and
-355; ``tests/pipelines/case_law/test_pl_judgments.py`` keeps the bounds):
+355; ``tests/pipelines/case_law/test_pl_judgments.py`` keeps the figures):
 
-* sentencja: 183 of the 190 judgments whose text has an operative part (all but the 10 REASONS
-  documents): 96 % (SN 68/68, KIO 80/80, TK 26/26, common courts 9/16 — the misses are HTML
-  judgments whose operative part is a paragraph without a leading verb, e.g. "Sąd Okręgowy …
-  po rozpoznaniu … sprawy … z powództwa … o zapłatę, zasądza …" in one ``<p>``);
-* uzasadnienie (or its rozważania): 178 of the 178 judgments whose text has a reasons heading
-  (loose check: a line that is "uzasadnienie" in any case or letter spacing): 100 %;
-* rozważania: 134 of 200; zdanie odrębne: 5 dissents in 5 TK judgments; pouczenie: 79 KIO
-  judgments.
+* sentencja: 195 of the 195 judgments whose text has an operative part (all but the 5 REASONS
+  documents; one more REASONS record is in fact a whole judgment with "orzeka:"): 100 % — Supreme
+  Court 68/68, KIO 80/80, Constitutional Tribunal 26/26, common courts 21/21;
+* uzasadnienie (with its rozważania): 194 of the 194 judgments whose text has a reasons heading
+  (loose check, independent of the splitter: a line that is "uzasadnienie" in any case or letter
+  spacing): 100 %;
+* rozważania: 159 (SN 61, KIO 54, TK 26, common courts 18; the rest of the reasons have no such
+  phrase, or one this splitter does not take: "Rozpoznając sprawę w granicach apelacji, Sąd
+  Apelacyjny miał na uwadze, co następuje."); teza: 8 (the SN's reporter versions);
+  zdanie odrębne: 3 dissents (TK Kp 1/11, SK 26/09, SK 41/09 — every "Zdanie odrębne" heading
+  of the pages); pouczenie: 79 of 80 KIO judgments;
+* never ``body``: every judgment has at least its komparycja.
 
-Ten judgments read by hand (SN I CSK 428/10, III CZP 111/10, I CZ 29/11; KIO 771/11, 823/11;
-TK K 2/09, Kp 1/11, SK 26/09, Ts 89/10; SA Wrocław II AKa 105/11): every boundary where a lawyer
-would put it, except that KIO's repeated "Sygn. akt: KIO 771/11" and the chairman's signature
-line before the reasons stay at the end of the pouczenie.
+The starts of all 195 sentencje were printed and read; ten judgments were read whole (SN I CSK
+428/10, III CZP 111/10, I CZ 29/11, II PK 181/10; KIO 771/11, 823/11; TK K 2/09, Kp 1/11, SK 26/09,
+Ts 89/10; SA Wrocław II AKa 105/11): every boundary where a lawyer would put it, except that
+KIO's chairman's signature and repeated "Sygn. akt: KIO 771/11" before the reasons stay at the end
+of the pouczenie, and TK's part numbers "I" / "II" stay lines of the uzasadnienie (its "III" is
+the first line of the rozważania).
 """
 
 from __future__ import annotations
