@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from connectors.openlegaldata.sample import PAGINATE_UNTIL
+from connectors.state_paths import SyncStatePaths
 
 SOURCE = "openlegaldata"
 DEFAULT_BASE_URL = "https://de.openlegaldata.io/api"
@@ -83,36 +84,24 @@ class WindowConfig:
 
 
 @dataclass(frozen=True)
-class OldpPaths:
+class OldpPaths(SyncStatePaths):
     """Where this connector keeps its state and data under ``$LEXPIPE_HOME``.
 
         state/openlegaldata/cases_cursor.json   the persisted cursor (atomic JSON)
         state/openlegaldata/cases.lock          one sync at a time (flock; freed by the kernel on death)
         caselaw/de/openlegaldata/                CaseStore: cases/, quarantine/, courts.parquet
         raw/                                     RawLandingZone: every page body, content-addressed
+
+    ``state_dir``, ``cursor_path``, ``lock_path`` and ``raw`` follow the layout every syncing
+    connector shares (``connectors.state_paths``).
     """
 
-    home: Path
-
-    @property
-    def state_dir(self) -> Path:
-        return self.home / "state" / SOURCE
-
-    @property
-    def cursor_path(self) -> Path:
-        return self.state_dir / "cases_cursor.json"
-
-    @property
-    def lock_path(self) -> Path:
-        return self.state_dir / "cases.lock"
+    source: ClassVar[str] = SOURCE
+    stream: ClassVar[str] = "cases"
 
     @property
     def store_root(self) -> Path:
         return self.home / "caselaw" / "de" / SOURCE
-
-    @property
-    def raw(self) -> Path:
-        return self.home / "raw"
 
 
 def api_params(oldp: OpenLegalDataSettings) -> ApiParams:

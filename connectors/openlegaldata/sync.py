@@ -117,10 +117,8 @@ cursor have one code path.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import logging
-import os
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -141,6 +139,7 @@ from connectors.openlegaldata.sample import SAMPLE_BASE_URL, SampleOpenLegalData
 from connectors.openlegaldata.settings import (CASES_ACT_ID, MAX_PAGE_SIZE, OldpPaths,
                                                OpenLegalDataSettings, WindowConfig, api_params,
                                                window_config)
+from connectors.sync_lock import SyncLock
 
 log = logging.getLogger(__name__)
 
@@ -234,31 +233,6 @@ def _record_key(rec: RawRecord) -> str:
     return "sha:" + hashlib.sha256(rec.text.encode("utf-8")).hexdigest()[:24]
 
 
-class _SyncLock:
-    """Exclusive flock on a file: the kernel releases it when the process dies (even SIGKILL)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def __enter__(self) -> "_SyncLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise SyncLockedError(f"another Open Legal Data sync holds {self.path}") from None
-        self._fd = fd
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
-
-
 class CaseSync:
     """Incremental sync of ``/cases/`` (and ``/courts/``) into a ``CaseStore``.
 
@@ -293,7 +267,7 @@ class CaseSync:
         which switches to date windows) and ``PageFormatError`` stop the sync with the cursor at
         the last committed page.
         """
-        with _SyncLock(self.paths.lock_path):
+        with SyncLock(self.paths.lock_path, source="Open Legal Data", error=SyncLockedError):
             cursor = self._start(self.cursors.load())
             report = SyncReport(cursor=cursor, mode=cursor.mode)
             self._versions = self.store.versions()
@@ -631,7 +605,7 @@ class CaseSync:
         Holds this home's sync lock; the walk and its all-or-nothing checks are
         ``connectors.openlegaldata.courts.sync_court_list``. Returns the number of courts written.
         """
-        with _SyncLock(self.paths.lock_path):
+        with SyncLock(self.paths.lock_path, source="Open Legal Data", error=SyncLockedError):
             return sync_court_list(self.api, self.store, self.landing, now=self._now,
                                    max_pages=max_pages)
 

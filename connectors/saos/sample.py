@@ -56,6 +56,8 @@ from urllib.parse import urlencode
 
 import httpx
 
+from connectors.sample_transport import emulator_transport
+
 DUMP_PATH = "/api/dump/judgments"
 SAMPLE_BASE_URL = "http://saos.sample.invalid"  # never resolved: served in-process
 SAMPLE_GLOB = "judgments-page-*.json"
@@ -323,15 +325,4 @@ class SampleSaos:
 
     def transport(self) -> httpx.MockTransport:
         """An httpx transport answering every GET from the samples (for ``PoliteHttpClient``)."""
-
-        def handle(request: httpx.Request) -> httpx.Response:
-            url = request.url
-            base = str(url.copy_with(query=None, fragment=None))
-            reply = self.respond(url.path, dict(url.params), base)
-            # a byte *stream*, as off a socket: the client checks bytes received against
-            # Content-Length, and a response built from ``content=`` reports none received
-            return httpx.Response(reply.status, stream=httpx.ByteStream(reply.body),
-                                  headers={"Content-Type": reply.content_type,
-                                           "Content-Length": str(len(reply.body))})
-
-        return httpx.MockTransport(handle)
+        return emulator_transport(self)

@@ -11,12 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from connectors.saos.records import SOURCE
 from connectors.saos.sample import MAX_PAGE_SIZE, MIN_PAGE_SIZE, parse_day, parse_since
+from connectors.state_paths import SyncStatePaths
 
 DEFAULT_BASE_URL = "https://www.saos.org.pl"
 JUDGMENTS_ACT_ID = "pl:saos:judgments"  # landing-zone provenance label of dump pages
@@ -112,33 +114,21 @@ def overlap(saos: SaosSettings) -> timedelta:
 
 
 @dataclass(frozen=True)
-class SaosPaths:
+class SaosPaths(SyncStatePaths):
     """Where this connector keeps its state and data under ``$LEXPIPE_HOME``.
 
         state/saos/judgments_cursor.json   the persisted cursor (atomic JSON)
         state/saos/judgments.lock          one sync at a time (flock; freed by the kernel on death)
         caselaw/pl/saos/store/             JudgmentStore: judgments/, quarantine/
         raw/                               RawLandingZone: every page body, content-addressed
+
+    ``state_dir``, ``cursor_path``, ``lock_path`` and ``raw`` follow the layout every syncing
+    connector shares (``connectors.state_paths``).
     """
 
-    home: Path
-
-    @property
-    def state_dir(self) -> Path:
-        return self.home / "state" / SOURCE
-
-    @property
-    def cursor_path(self) -> Path:
-        return self.state_dir / "judgments_cursor.json"
-
-    @property
-    def lock_path(self) -> Path:
-        return self.state_dir / "judgments.lock"
+    source: ClassVar[str] = SOURCE
+    stream: ClassVar[str] = "judgments"
 
     @property
     def store_root(self) -> Path:
         return self.home / "caselaw" / "pl" / SOURCE / "store"
-
-    @property
-    def raw(self) -> Path:
-        return self.home / "raw"

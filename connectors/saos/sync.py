@@ -64,9 +64,7 @@ the live API — so validation, quarantine, store and cursor have one code path.
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -84,6 +82,7 @@ from connectors.saos.sample import SAMPLE_BASE_URL, SampleSaos, parse_day
 from connectors.saos.settings import (JUDGMENTS_ACT_ID, DumpQuery, SaosPaths, SaosSettings,
                                       dump_query, overlap)
 from connectors.saos.store import JudgmentStore, LatestVersions
+from connectors.sync_lock import SyncLock
 
 log = logging.getLogger(__name__)
 
@@ -145,31 +144,6 @@ def _utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class _SyncLock:
-    """Exclusive flock on a file: the kernel releases it when the process dies (even SIGKILL)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def __enter__(self) -> "_SyncLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise SyncLockedError(f"another SAOS sync holds {self.path}") from None
-        self._fd = fd
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
-
-
 class JudgmentSync:
     """Incremental sync of ``/api/dump/judgments`` into a ``JudgmentStore`` under ``home``.
 
@@ -201,7 +175,7 @@ class JudgmentSync:
         requests). HTTP failures after retries, ``PageFormatError`` and ``ContractError`` stop
         the sync with the cursor at the last committed page; ``SyncLockedError`` when another
         sync of this home runs."""
-        with _SyncLock(self.paths.lock_path):
+        with SyncLock(self.paths.lock_path, source="SAOS", error=SyncLockedError):
             cursor = start_pass(self.cursors.load(), self.query, self._now(),
                                 full_rescan_days=self.full_rescan_days)
             report = SyncReport(cursor=cursor)
