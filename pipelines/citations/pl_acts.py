@@ -318,6 +318,15 @@ def held_ids() -> frozenset[str]:
     return frozenset(a.id for a in _registry_acts())
 
 
+def top_unit(act_id: str | None) -> str | None:
+    """The top unit of a held act as the registry says (``art`` for the codes: a ``§`` is then a
+    paragraph of an article); None for an act the corpus does not hold."""
+    for a in _registry_acts():
+        if a.id == act_id:
+            return "§" if a.article_unit.strip().rstrip(".") == "§" else "art"
+    return None
+
+
 def in_corpus(act_id: str | None) -> bool:
     return act_id is not None and act_id in held_ids()
 

@@ -69,7 +69,8 @@ SIGN = re.compile(r"(?<![\wąćęłńóśźżĄĆĘŁŃÓŚŹŻ])(?:(?P<art>[Aa]
                   r"(?=" + GAP0 + r"\d)")
 NUM = re.compile(
     r"(?P<num>\d{1,6})(?![.,]\d)"
-    r"(?:[ \u00a0]?(?P<sup>[" + SUP_DIGITS + r"]{1,3})|\^(?P<sup2>\d{1,3})|[ \u00a0]?\([ \u00a0]?(?P<sup3>\d{1,3})[ \u00a0]?\))?"
+    r"(?:[ \u00a0]?(?P<sup>[" + SUP_DIGITS + r"]{1,3})|\^(?P<sup2>\d{1,3})|[ \u00a0]?\([ \u00a0]?(?P<sup3>\d{1,3})[ \u00a0]?\)"
+    r"|[ \u00a0]?⁽(?P<sup4>[" + SUP_DIGITS + r"]{1,3}|\d{1,3})⁾)?"
     r"(?:(?P<let>[a-z]{1,2})(?![\wąćęłńóśźż])"
     r"|[ \u00a0](?P<slet>[a-hj-npr-vx-y])(?!\.)(?=\s*(?:[,;)\n]|i\s|oraz\s|lub\s|albo\s|w\s+zw|w\s+związku|ust|pkt|§|"
     r"ustaw|[kKpPuU]\.|Pzp|pzp|$)))?")
@@ -154,8 +155,16 @@ class Citation:
             return [self.article, self.range_end]
         return [self.article]
 
+    @property
+    def bare_paragraph(self) -> bool:
+        """A ``§`` with no article, of an act whose top unit is the article ("na mocy 386 § 3
+        k.p.c." with "art." left out, "art. 58 § 1 w zw. z § 3 k.c."): a paragraph of some article
+        the citation does not name, so no unit id and no (act, article) pair rather than a wrong one
+        (``pl:kpc:par:3``). Regulations, whose top unit is the ``§``, keep theirs."""
+        return self.unit == "§" and PA.top_unit(self.act_id) not in (None, "§")
+
     def _prefix(self) -> str | None:
-        if self.act_id is None or self.article is None:
+        if self.act_id is None or self.article is None or self.bare_paragraph:
             return None
         return f"{self.act_id}:{'par' if self.unit == '§' else 'art'}"
 
@@ -391,7 +400,7 @@ def _parse_member(text: str, pos: int, sign: str) -> _Member | None:
     if not m or NOT_A_NUMBER.match(text, m.end()):
         return None
     raw = m.group(0)
-    sup = m.group("sup") or m.group("sup2") or m.group("sup3")
+    sup = m.group("sup") or m.group("sup2") or m.group("sup3") or m.group("sup4")
     number = m.group("num")
     if sup:
         number += "^" + sup.translate(_SUP_TO_DIGIT)
@@ -670,7 +679,7 @@ def article_pairs(citations: Iterable[Citation], *, cap: int = RANGE_CAP) -> set
     """(act id, article) pairs of citations with an act and an article (``§`` units as ``§5``)."""
     out: set[tuple[str, str]] = set()
     for c in citations:
-        if c.act_id is None or c.article is None:
+        if c.act_id is None or c.article is None or c.bare_paragraph:
             continue
         for n in c.article_numbers(cap):
             out.add((c.act_id, n if c.unit == "art" else f"§{n}"))

@@ -102,6 +102,10 @@ def judgment_references(item: dict[str, Any]) -> list[SaosReference]:
 
 
 def saos_pairs(item: dict[str, Any] | Iterable[SaosReference]) -> set[tuple[str, str]]:
-    """(act id, article) pairs SAOS lists for a judgment (``§`` units as ``§5``)."""
+    """(act id, article) pairs SAOS lists for a judgment (``§`` units as ``§5``).
+
+    A bare ``§`` of an act whose top unit is the article (SAOS lists "§ 3" under the k.p.c. where a
+    judgment wrote "386 § 3 k.p.c.") is no pair, as on the extractor's side
+    (``Citation.bare_paragraph``): both would name a unit that does not exist."""
     refs = judgment_references(item) if isinstance(item, dict) else item
-    return {r.pair for r in refs}
+    return {r.pair for r in refs if not (r.pair[1].startswith("§") and PA.top_unit(r.pair[0]) not in (None, "§"))}

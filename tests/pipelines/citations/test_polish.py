@@ -52,6 +52,20 @@ def test_superscript_with_letter_and_in_parentheses() -> None:
     assert table("w rozumieniu art. 2 pkt 18 ustawy Prawo telekomunikacyjne i art. 22 ( 1) kc.")[-1][:2] == ("pl:kc", "22^1")
 
 
+def test_superscript_in_superscript_parentheses() -> None:
+    # 15149, page 355 (found while linking, after the evaluation): "art. 385⁽¹⁾§ 1 kc"
+    (c,) = cites("jako naruszającego art. 385⁽¹⁾§ 1 kc. Innymi słowy")
+    assert (c.act_id, c.article, c.unit_ids()) == ("pl:kc", "385^1", ["pl:kc:art:385^1:par:1"])
+
+
+def test_a_bare_paragraph_of_a_code_gets_no_id() -> None:
+    # 10937, page 347: "na mocy 386 § 3 k.p.c." ("art." left out) is no § 3 of the k.p.c.: a code's
+    # top unit is the article, so the citation keeps its act but gives no id and no pair
+    cs = extract_citations("W tym stanie rzeczy Sąd Apelacyjny na mocy 386 § 3 k.p.c. uchylił zaskarżony wyrok")
+    assert [(c.unit, c.act_id, c.bare_paragraph, c.unit_ids()) for c in cs if c.article] == [("§", "pl:kpc", True, [])]
+    assert article_pairs(cs) == set()
+
+
 def test_superscripts_lost_in_the_supreme_courts_pdf_text() -> None:
     # 94827 / 94844, page 347: "art. 3983 § 1 pkt 1 k.p.c." is art. 398^3; the k.p.c. ends at art. 1217
     (c,) = cites("zapadł z naruszeniem przepisów prawa materialnego (art. 3983\n§ 1\npkt 1 k.p.c.), to jest:")

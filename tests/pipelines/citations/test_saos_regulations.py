@@ -85,6 +85,17 @@ def test_judgment_pairs() -> None:
     assert saos_pairs({"id": 4, "referencedRegulations": None}) == set()
 
 
+def test_a_bare_paragraph_of_a_code_is_no_pair_but_a_regulations_is() -> None:
+    # page 347, judgment 10937: SAOS lists "§ 3" under the k.p.c. ("na mocy 386 § 3 k.p.c.")
+    kpc = {"journalTitle": "Ustawa z dnia 17 listopada 1964 r. - Kodeks postępowania cywilnego", "journalNo": 43,
+           "journalYear": 1964, "journalEntry": 296,
+           "text": "Ustawa z dnia 17 listopada 1964 r. - Kodeks postępowania cywilnego (Dz. U. z 1964 r. Nr 43 poz. "
+                   "296 - art. 98; § 3)"}
+    assert ("pl:kpc", "§3") in {r.pair for r in parse_regulation(kpc)}  # parsed as SAOS lists it …
+    assert saos_pairs({"id": 5, "referencedRegulations": [kpc, REG_117969]}) == {  # … but no pair
+        ("pl:kpc", "98"), ("pl:du:2010:280", "§13")}
+
+
 def test_bad_entries() -> None:
     assert parse_regulation({}) == []
     assert parse_regulation({"journalTitle": "coś", "text": "bez listy"}) == []
