@@ -20,10 +20,11 @@ def _console():
 def _selected(args: argparse.Namespace):
     """``--acts`` / ``--jurisdiction`` → (registry acts, the case-law collections to build).
 
-    Default: the Polish acts, as before the registry, without case law (the 200 SAOS judgments add
-    about 18 minutes on 2 cores, nearly all embedding their 3,645 chunks: ``--acts pl:cases``). A case-law collection (not a
-    registry act: ``de:cases`` Open Legal Data, ``pl:cases`` SAOS) is named in ``--acts`` or comes
-    with its ``--jurisdiction`` given explicitly. The collections run after the statutes, so the
+    Default: the Polish acts, as before the registry, without case law (the 200 SAOS judgments
+    add about 18 minutes on 2 cores, nearly all embedding their 3,645 chunks: ``--acts
+    pl:cases``). A case-law collection (not a registry act: ``de:cases`` Open Legal Data,
+    ``pl:cases`` SAOS) is named in ``--acts`` or comes with its ``--jurisdiction`` given
+    explicitly. The collections run after the statutes, so the
     Polish citation links resolve against the versions just published."""
     from schemas.cases import CASES_ACT, PL_CASES_ACT
     from schemas.acts import registry
