@@ -7,7 +7,7 @@ refresh job it launches, a freshness check per watched source, and the weekly re
       │     new changeDate → new pl_kc_versions partition + RunRequest(run_key "pl:kc:<version>")
       │     → pl_kc_refresh: raw_pdf → articles ─[articles_valid]→ chunks ─[chunks_valid]→ diff
       │                       → published → search_index (pool "index") → benchmarks/staleness
-      └─ (German statutes, Open Legal Data cases: further ``SourceWatcher`` subclasses)
+      └─ (German statutes, Open Legal Data cases, SAOS judgments: further ``SourceWatcher`` subclasses)
 
 Why a cursor *and* run keys: the cursor (JSON, one entry per watcher) remembers what each source
 last said — change date, ETag, versions already handled — so an unchanged source costs one cheap
@@ -50,7 +50,7 @@ import dagster as dg
 # Partitioned asset checks are "preview" in Dagster 1.13 (see assets/pl_statutes.py).
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
 
-from assets import benchmarks, de_cases, de_statutes, pl_statutes
+from assets import benchmarks, de_cases, de_statutes, pl_cases, pl_statutes
 from assets.resources import CorpusStorage, EliApi
 from connectors.eli import EliError, HttpEliSource, eli_for_act
 from core.settings import get_settings
@@ -264,6 +264,58 @@ class OpenLegalDataWatcher(SourceWatcher):
                        "cases": probe.count, "newest_decision": probe.newest_date or "none", "url": probe.url}
         return PollOutcome(state={**base, "seen": seen, "last_result": outcome}, note=note, new_versions=new,
                            observation=observation)
+
+
+class SaosWatcher(SourceWatcher):
+    """SAOS judgments (the dump API, or its offline sample emulator).
+
+    A poll is ``JudgmentSync.probe``: no request while the first pass has not completed or a pass
+    is in progress (a run is asked for: it resumes from the cursor); else one ``pageSize=10``
+    request for records modified since the next pass's ``sinceModificationDate``. Something new
+    runs ``pl_cases_refresh`` (sync → chunks → check → index, citation links, cited-by), once per
+    fingerprint (the ``since`` and the ids seen)."""
+
+    required_resource_keys = frozenset({"storage"})
+
+    def __init__(self, *, job: Any, poll_window: dt.timedelta) -> None:
+        self.name = "saos:judgments"
+        self.source_key = dg.AssetKey(["sources", "pl_saos"])
+        self.description = ("The SAOS judgments dump, polled by the source_watch sensor; each observation records "
+                            "one successful poll (whether records changed since the last pass).")
+        self.job = job
+        self.poll_window = poll_window
+
+    def poll(self, resources: Any, state: Mapping[str, Any]) -> PollOutcome:
+        from connectors.saos import SaosSettings, judgment_sync_from_settings
+
+        storage: CorpusStorage = resources.storage
+        settings = get_settings().model_copy(update={"home": storage.layout.home})
+        # a sensor-sized budget: short timeout, one retry (a slow API costs a skipped tick)
+        saos = SaosSettings().model_copy(update={"max_retries": 1, "timeout_s": settings.source_poll_timeout_s})
+        sync = judgment_sync_from_settings(settings, saos)
+        try:
+            probe = sync.probe()
+        finally:
+            sync.api.client.close()
+        polled_at = _utcnow()
+        seen: dict[str, str] = dict(state.get("seen", {}))
+        new: tuple[NewVersion, ...] = ()
+        if not probe.pending:
+            outcome, note = "unchanged", f"{self.name}: nothing modified since {probe.since}"
+        elif probe.fingerprint in seen:
+            outcome, note = "requested", f"{self.name}: {probe.fingerprint} already requested"
+        else:
+            outcome = "changed"
+            note = f"{self.name}: {probe.fingerprint}: sync requested"
+            seen = _remember(seen, probe.fingerprint, "requested")
+            new = (NewVersion(act_id="pl:cases", version=probe.fingerprint, change_date=probe.since,
+                              partitions_def_name=None, job_name=self.job.name,
+                              tags={"lexpipe/source": self.name}),)
+        observation = {"polled_at": dg.MetadataValue.timestamp(polled_at), "result": outcome,
+                       "since": probe.since or "none (no complete pass yet)", "url": probe.url or ""}
+        return PollOutcome(state={**state, "url": probe.url, "polled_at": polled_at.isoformat(), "since": probe.since,
+                                  "seen": seen, "last_result": outcome},
+                           note=note, new_versions=new, observation=observation)
 
 
 class GermanStatuteWatcher(SourceWatcher):
@@ -541,6 +593,7 @@ def _watchers() -> list[SourceWatcher]:
                         optional_if_present={benchmarks.questions.key: benchmarks.questions_path})
           for r in POLISH.values()),
         OpenLegalDataWatcher(job=de_cases.cases_job, poll_window=window),
+        SaosWatcher(job=pl_cases.pl_cases_job, poll_window=window),
         GermanStatuteWatcher(job=de_statutes.de_statutes_job, poll_window=window),
     ]
 

@@ -28,12 +28,12 @@ from connectors.saos.sample import (DUMP_PATH, MAX_PAGE_SIZE, MIN_PAGE_SIZE, SAM
                                     SAMPLE_MODIFIED_AT, SampleSaos, format_since, parse_since)
 from connectors.saos.settings import DumpQuery, SaosPaths, SaosSettings, dump_query
 from connectors.saos.store import JudgmentStore, LatestVersions
-from connectors.saos.sync import JudgmentSync, PageReport, SyncReport, judgment_sync_from_settings
+from connectors.saos.sync import JudgmentSync, PageReport, Probe, SyncReport, judgment_sync_from_settings
 
 __all__ = [
     # the connector
     "ContractError", "CursorStore", "DumpPage", "DumpQuery", "JudgmentStore", "JudgmentSync",
-    "LatestVersions", "PageFormatError", "PageReport", "RawRecord", "SaosApi", "SaosCursor",
+    "LatestVersions", "PageFormatError", "PageReport", "Probe", "RawRecord", "SaosApi", "SaosCursor",
     "SaosError", "SaosPaths", "SaosSettings", "SyncLockedError", "SyncReport", "dump_query",
     "format_since", "judgment_sync_from_settings", "parse_dump_page", "parse_since",
     "validate_judgment",

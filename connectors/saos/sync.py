@@ -65,7 +65,7 @@ the live API — so validation, quarantine, store and cursor have one code path.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -78,7 +78,7 @@ from connectors.saos.errors import ContractError, PageFormatError, SyncLockedErr
 from connectors.saos.pages import PAGE_SUFFIX, DumpPage, parse_dump_page
 from connectors.saos.quarantine import page_quarantine_row, record_id_of, record_quarantine_row
 from connectors.saos.records import validate_judgment
-from connectors.saos.sample import SAMPLE_BASE_URL, SampleSaos, parse_day
+from connectors.saos.sample import MIN_PAGE_SIZE, SAMPLE_BASE_URL, SampleSaos, parse_day
 from connectors.saos.settings import (JUDGMENTS_ACT_ID, DumpQuery, SaosPaths, SaosSettings,
                                       dump_query, overlap)
 from connectors.saos.store import JudgmentStore, LatestVersions
@@ -140,6 +140,17 @@ class SyncReport:
 Checkpoint = Callable[[str, PageReport], None]
 
 
+@dataclass(frozen=True)
+class Probe:
+    """What :meth:`JudgmentSync.probe` saw."""
+
+    url: str | None  # the probe request (None: pending without asking)
+    since: str | None  # the next pass's sinceModificationDate
+    pending: bool  # a sync has something to do
+    ids: tuple[int, ...]  # judgment ids on the probe page (at most 10)
+    fingerprint: str
+
+
 def _utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -191,6 +202,30 @@ class JudgmentSync:
                      "%d quarantined; complete=%s", len(report.pages), report.records, report.new,
                      report.updated, report.unchanged, report.quarantined, report.complete)
             return report
+
+    def probe(self) -> "Probe":
+        """Is there anything to sync? One small request (``pageSize`` 10, page 0 of the next
+        pass's query), nothing stored and the cursor untouched — what a sensor asks each tick.
+
+        Pending without a request when no pass has completed yet or a pass is in progress (a
+        crashed or ``max_pages``-bounded sync must be resumed); else pending when the dump has
+        records modified since the next pass's ``sinceModificationDate``. The fingerprint names
+        what was seen (the ``since`` and the ids on the probe page), so a watcher asks for one run
+        per change, not one per tick."""
+        cursor = self.cursors.load()
+        if cursor.in_progress:
+            return Probe(None, cursor.since, True, (), f"resume:{cursor.pass_started_at}:{cursor.page}")
+        if not cursor.complete or cursor.since is None:
+            return Probe(None, None, True, (), "first-pass")
+        query = replace(self.query, since=cursor.since, page_size=MIN_PAGE_SIZE)
+        url = self.api.dump_url(query, 0)
+        body, _ = self.api.get(url)
+        page = parse_dump_page(body)
+        ids = tuple(sorted(r.obj["id"] for r in page.records
+                           if isinstance(r.obj, dict) and isinstance(r.obj.get("id"), int)))
+        more = "+" if page.next_url else ""
+        return Probe(url, cursor.since, bool(page.records), ids,
+                     f"since={cursor.since};ids={','.join(map(str, ids))}{more}" if page.records else f"since={cursor.since};none")
 
     def _one_page(self, cursor: SaosCursor, url: str, request_no: int, report: SyncReport,
                   on_checkpoint: Checkpoint | None) -> tuple[SaosCursor, str]:

@@ -14,7 +14,7 @@ def test_definitions_load_like_the_ui_does():
     per_act = {f"{p}/{a}/{n}" for a in POLISH for p, n in (
         *(("pl", n) for n in ("raw_pdf", "articles", "chunks", "diff", "published", "search_index")),
         *(("benchmarks/pl", n) for n in ("staleness", "retrieval_eval", "answers")))}
-    assert keys == per_act | {f"sources/pl_{a}_eli" for a in POLISH} | {"benchmarks/questions", "sources/de_openlegaldata", "sources/de_statutes", "cases/openlegaldata", "cases/chunks",
+    assert keys == per_act | {f"sources/pl_{a}_eli" for a in POLISH} | {"benchmarks/questions", "sources/de_openlegaldata", "sources/de_statutes", "sources/pl_saos", "cases/openlegaldata", "cases/chunks",
                     "cases/search_index", "cases/citation_counts", "de/statutes/published",
                     "de/statutes/search_index"} | {
                     f"cases/pl/{n}" for n in ("saos", "chunks", "search_index", "citation_links", "cited_by")}
@@ -25,6 +25,7 @@ def test_definitions_load_like_the_ui_does():
                       ("benchmarks/questions", "benchmark_questions_valid"),
                       ("sources/de_openlegaldata", "polled_within_window"),
                       ("sources/de_statutes", "polled_within_window"),
+                      ("sources/pl_saos", "polled_within_window"),
                       ("cases/openlegaldata", "quarantine_contract"), ("cases/chunks", "case_chunks_valid"),
                       ("de/statutes/published", "german_served_valid"),
                       ("cases/pl/saos", "saos_quarantine_contract"), ("cases/pl/chunks", "pl_case_chunks_valid"),

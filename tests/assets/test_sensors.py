@@ -342,7 +342,7 @@ def test_refresh_job_covers_corpus_index_and_staleness():
         "benchmarks/questions", "benchmarks/pl/kc/staleness"}
     sensor = defs.resolve_sensor_def("source_watch")
     assert {j.name for j in sensor.jobs} == {"pl_kc_refresh", "pl_kpc_refresh", "pl_kp_refresh", "pl_kk_refresh",
-                                             "cases_refresh", "de_statutes_refresh"}
+                                             "cases_refresh", "de_statutes_refresh", "pl_cases_refresh"}
     assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
     assert sensor.minimum_interval_seconds == 3600
     graph = defs.resolve_asset_graph()
@@ -439,3 +439,39 @@ def test_weekly_german_revalidation_runs_the_checks_of_every_served_act(tmp_path
                                                                 ("gg", "revalidate:de:gg@2026-W01")]
     assert all(r.asset_selection == [] and [k.name for k in r.asset_check_keys] == ["german_served_valid"]
                for r in requests)
+
+
+def _saos_tick(home: Path, sample_dir: Path, monkeypatch: pytest.MonkeyPatch, cursor: str | None = None) -> dg.SensorResult:
+    monkeypatch.setenv("LEXPIPE_OFFLINE", "true")
+    monkeypatch.setenv("LEXPIPE_SAMPLE_DIR", str(sample_dir))
+    watcher = next(w for w in sensors.WATCHERS if isinstance(w, sensors.SaosWatcher))
+    return tick({"storage": CorpusStorage(home=str(home))}, cursor,
+                sensor=build_source_sensor([watcher], name="source_watch_saos"))
+
+
+def test_saos_watcher_requests_the_first_pass_then_only_modified_records(tmp_path: Path, sample_dir: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    from dataclasses import replace
+
+    from connectors.saos import (SAMPLE_MODIFIED_AT, CursorStore, SaosPaths, format_since,
+                                 judgment_sync_from_settings)
+    from core.settings import Settings
+
+    first = _saos_tick(tmp_path, sample_dir, monkeypatch)
+    [run] = first.run_requests
+    assert (run.job_name, run.run_key) == ("pl_cases_refresh", "pl:cases:first-pass")
+    [obs] = first.asset_events
+    assert obs.asset_key == dg.AssetKey(["sources", "pl_saos"])
+    assert "already requested" in skip_text(_saos_tick(tmp_path, sample_dir, monkeypatch, first.cursor))
+    # the run happens: a complete pass; the dump has nothing modified since it began
+    judgment_sync_from_settings(Settings(home=tmp_path, sample_dir=sample_dir, offline=True)).sync()
+    quiet = _saos_tick(tmp_path, sample_dir, monkeypatch, first.cursor)
+    assert "nothing modified since" in skip_text(quiet)
+    # records modified after the next pass's sinceModificationDate (the sample's records carry
+    # SAMPLE_MODIFIED_AT): one run, keyed by what was seen
+    cursors = CursorStore(SaosPaths(tmp_path).cursor_path)
+    cursors.save(replace(cursors.load(), since=format_since(SAMPLE_MODIFIED_AT - dt.timedelta(days=1))))
+    changed = _saos_tick(tmp_path, sample_dir, monkeypatch, quiet.cursor)
+    [run] = changed.run_requests
+    assert run.run_key.startswith("pl:cases:since=") and "ids=" in run.run_key
+    assert "already requested" in skip_text(_saos_tick(tmp_path, sample_dir, monkeypatch, changed.cursor))
