@@ -57,6 +57,21 @@ class Settings(BaseSettings):
     elasticsearch_url: str | None = Field(None, description=(
         "Search backend: index into and search this Elasticsearch cluster instead of the embedded "
         "LanceDB index (other cluster options: LEXPIPE_ES_*). Unset: embedded."))
+    # webhook deliveries of the change notifications (pipelines/subscriptions, docs/subscriptions.md)
+    webhook_timeout_s: float = Field(10.0, gt=0, description=(
+        "Webhooks: seconds one delivery attempt may take (connect + send + answer) before it counts as failed."))
+    webhook_max_attempts: int = Field(6, ge=1, description=(
+        "Webhooks: failed attempts (5xx, 429, timeout, connection error) after which an event is parked "
+        "in the dead-letter list."))
+    webhook_backoff_base_s: float = Field(2.0, gt=0, description=(
+        "Webhooks: delay before the first retry; it doubles with every failed attempt (with jitter)."))
+    webhook_backoff_max_s: float = Field(300.0, gt=0, description=(
+        "Webhooks: the longest backoff between two attempts (a receiver's Retry-After may ask for more)."))
+    webhook_run_budget_s: float = Field(120.0, ge=0, description=(
+        "Webhooks: how long one delivery run waits for retries that fall due; later ones stay in the "
+        "outbox for the next run (the webhook_outbox sensor, or the next publication)."))
+    webhook_max_changes: int = Field(500, ge=1, description=(
+        "Webhooks: changed units listed in one event at most; the rest is in the change feed."))
 
 
 def get_settings() -> Settings:
