@@ -1,5 +1,5 @@
 """Fixtures of the subscription tests: an empty home, and a writable copy of the published Civil Code
-(corpus and search index). Constants and the receiver: tests/webhook_receiver.py."""
+(corpus and search index). Constants and the receiver: tests/subscription_fixtures.py."""
 
 from __future__ import annotations
 

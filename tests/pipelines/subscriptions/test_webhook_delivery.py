@@ -15,7 +15,7 @@ from pipelines.subscriptions.events import Event, event_id
 from pipelines.subscriptions.outbox import Outbox
 from pipelines.subscriptions.signing import verify
 from pipelines.subscriptions.store import SubscriptionStore
-from webhook_receiver import PAST, SECRET, Answer, FakeClock, Receiver, webhook_settings
+from subscription_fixtures import PAST, SECRET, Answer, FakeClock, Receiver, webhook_settings
 
 
 def _event_for(home, url: str, *, to_version: str = "2025-11-13") -> Event:

@@ -124,3 +124,33 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+def write_publication(home: Path, act_id: str, version: str, published_at: str, *,
+                      diff: list[tuple[str, str, str]] | None = None, previous: str | None = None) -> Path:
+    """A published version folder as ``published`` leaves it, reduced to what the feed reads: the
+    manifest with ``published_at`` and, against ``previous``, a DIFF table of ``(article id,
+    change, word diff)`` rows."""
+    import json
+
+    import pyarrow as pa
+
+    from core.layout import Layout
+    from pipelines.statutes.store import write_table
+
+    folder = Layout(home).version_dir(act_id, version)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "manifest.json").write_text(json.dumps({"act_id": act_id, "version": version,
+                                                      "published_at": published_at}))
+    if previous is not None:
+        rows = diff or []
+        d = dt.date.fromisoformat
+        table = pa.table({
+            "act_id": [act_id] * len(rows), "from_version": [d(previous)] * len(rows),
+            "to_version": [d(version)] * len(rows), "article_id": [r[0] for r in rows],
+            "number": [r[0].rsplit(":", 1)[-1] for r in rows], "change": [r[1] for r in rows],
+            "old_text": [None if r[1] == "added" else f"old {r[0]}" for r in rows],
+            "new_text": [None if r[1] == "removed" else f"new {r[0]}" for r in rows],
+            "old_hash": [None] * len(rows), "new_hash": [None] * len(rows), "unified_diff": [r[2] for r in rows]})
+        write_table(folder / f"diff_from_{previous}.parquet", table, "diff")
+    return folder
