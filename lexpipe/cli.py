@@ -346,8 +346,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from lexpipe.api import create_app
+    from pipelines.reads import ReadService
 
-    uvicorn.run(create_app(_service(_settings(args))), host=args.host, port=args.port)
+    settings = _settings(args)
+    uvicorn.run(create_app(_service(settings), reads=ReadService.at(settings.home)), host=args.host, port=args.port)
     return 0
 
 

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import FastAPI, HTTPException, Query, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel, Field
 
+from lexpipe.api.deps import get_search
 from pipelines.retrieval.interface import Hit
 from pipelines.retrieval.service import MAX_K, MAX_QUERY_CHARS, InvalidRequest, SearchService
 
 RetrieverParam = Literal["hybrid", "bm25", "dense", "gaius"]
 TargetParam = Literal["statutes", "cases", "both"]
+
+router = APIRouter(tags=["search"])
 
 
 class SearchBody(BaseModel):
@@ -80,44 +81,39 @@ def unknown_act(act_ids: list[str]) -> str | None:
     return None
 
 
-def create_app(service: SearchService) -> FastAPI:
-    app = FastAPI(title="lexpipe search", version="1", description=__doc__)
+def run(service: SearchService, body: SearchBody) -> SearchOut:
+    unknown = unknown_act(body.act)
+    if unknown:
+        raise HTTPException(status_code=400, detail=unknown)
+    try:
+        page = service.search(body.q, k=body.k, offset=body.offset, retriever=body.retriever, acts=body.act,
+                              statuses=body.status, as_of=body.as_of, version=body.version, target=body.target)
+    except InvalidRequest as exc:
+        raise HTTPException(status_code=400, detail=str(exc)) from exc
+    mix = None if page.classification is None else {"label": page.classification.label,
+                                                     "method": page.classification.method, **page.quotas}
+    return SearchOut(query=body.q, retriever=page.retriever, k=page.k, offset=page.offset,
+                     versions=page.versions, hits=[_out(h) for h in page.hits], mix=mix)
 
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"error": "invalid request", "detail": exc.errors()})
 
-    def run(body: SearchBody) -> SearchOut:
-        unknown = unknown_act(body.act)
-        if unknown:
-            raise HTTPException(status_code=400, detail=unknown)
-        try:
-            page = service.search(body.q, k=body.k, offset=body.offset, retriever=body.retriever, acts=body.act,
-                                  statuses=body.status, as_of=body.as_of, version=body.version, target=body.target)
-        except InvalidRequest as exc:
-            raise HTTPException(status_code=400, detail=str(exc)) from exc
-        mix = None if page.classification is None else {"label": page.classification.label,
-                                                         "method": page.classification.method, **page.quotas}
-        return SearchOut(query=body.q, retriever=page.retriever, k=page.k, offset=page.offset,
-                         versions=page.versions, hits=[_out(h) for h in page.hits], mix=mix)
+@router.get("/search", response_model=SearchOut)
+def search_get(q: str = Query(..., min_length=1, max_length=MAX_QUERY_CHARS),
+               retriever: RetrieverParam = "hybrid", k: int = Query(10, ge=1, le=MAX_K),
+               offset: int = Query(0, ge=0, le=10 * MAX_K), act: list[str] = Query(default_factory=list),
+               status: list[str] = Query(default_factory=list), as_of: str | None = None,
+               version: str | None = None, target: TargetParam = "statutes",
+               service: SearchService = Depends(get_search)) -> SearchOut:
+    return run(service, SearchBody(q=q, retriever=retriever, k=k, offset=offset, act=act, status=status,
+                                   as_of=as_of, version=version, target=target))
 
-    @app.get("/search", response_model=SearchOut)
-    def search_get(q: str = Query(..., min_length=1, max_length=MAX_QUERY_CHARS),
-                   retriever: RetrieverParam = "hybrid", k: int = Query(10, ge=1, le=MAX_K),
-                   offset: int = Query(0, ge=0, le=10 * MAX_K), act: list[str] = Query(default_factory=list),
-                   status: list[str] = Query(default_factory=list), as_of: str | None = None,
-                   version: str | None = None, target: TargetParam = "statutes") -> SearchOut:
-        return run(SearchBody(q=q, retriever=retriever, k=k, offset=offset, act=act, status=status,
-                              as_of=as_of, version=version, target=target))
 
-    @app.post("/search", response_model=SearchOut)
-    def search_post(body: SearchBody) -> SearchOut:
-        return run(body)
+@router.post("/search", response_model=SearchOut)
+def search_post(body: SearchBody, service: SearchService = Depends(get_search)) -> SearchOut:
+    return run(service, body)
 
-    @app.get("/health")
-    def health() -> dict:
-        backend = service.backend
-        acts = backend.acts() if hasattr(backend, "acts") else []
-        return {"status": "ok", "serving": {a: backend.serving_version(a) for a in acts}}
 
-    return app
+@router.get("/health")
+def health(service: SearchService = Depends(get_search)) -> dict:
+    backend = service.backend
+    acts = backend.acts() if hasattr(backend, "acts") else []
+    return {"status": "ok", "serving": {a: backend.serving_version(a) for a in acts}}

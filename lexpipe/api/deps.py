@@ -1,0 +1,39 @@
+"""The services a request uses, held by the app (``app.state``) so every router reads the same ones.
+
+The factory may be given them (tests, ``lexpipe serve``) or not: then they are opened on first use
+from the settings (``LEXPIPE_HOME``), so an app that only answers ``/units`` never opens a search
+index, and one that only searches never reads a corpus table.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from fastapi import Request
+
+from pipelines.reads import ReadService
+from pipelines.retrieval.service import SearchService
+
+_lock = threading.Lock()
+
+
+def get_search(request: Request) -> SearchService:
+    state = request.app.state
+    if state.search is None:
+        with _lock:
+            if state.search is None:
+                from core.settings import get_settings
+
+                state.search = SearchService.from_settings(get_settings())
+    return state.search
+
+
+def get_reads(request: Request) -> ReadService:
+    state = request.app.state
+    if state.reads is None:
+        with _lock:
+            if state.reads is None:
+                from core.settings import get_settings
+
+                state.reads = ReadService.at(get_settings().home)
+    return state.reads
