@@ -41,7 +41,7 @@ class VersionOut(_Out):
     based_on: str | None = Field(description="the consolidated text it rests on, as printed")
     parser_version: str | None
     published_at: str | None = Field(description="when lexpipe published the version (ISO 8601, UTC)")
-    counts: dict[str, float] = Field(description="the manifest's stats: articles, repealed, pending_changes, …")
+    counts: dict[str, int | float] = Field(description="the manifest's stats: articles, repealed, pending_changes, …")
     served: bool = Field(description="this is the version current.json names")
     previous_version: str | None
     next_version: str | None

@@ -37,7 +37,7 @@ class VersionSummary:
     based_on: str | None  # "t.j. Dz. U. z 2025 r. poz. 1071, …"
     parser_version: str | None
     published_at: str | None
-    counts: dict[str, float]  # the manifest's stats: articles, repealed, pending_changes, …
+    counts: dict[str, int | float]  # the manifest's stats: articles, repealed, pending_changes, …
     served: bool
     previous_version: str | None
     next_version: str | None

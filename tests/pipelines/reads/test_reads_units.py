@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -130,11 +129,13 @@ def test_a_date_before_the_oldest_version_is_not_covered(reads: ReadService):
 
 
 def test_a_warm_read_is_served_from_memory(reads: ReadService):
-    reads.unit("pl:kc:art:22^1", NEW)
+    """Warm reads load nothing (speed itself is measured by bench/reads.py, not asserted here)."""
+    for unit_id in ("pl:kc:art:22^1", "pl:kc:art:709^13:par:2"):
+        for as_of in (OLD, NEW):
+            reads.unit(unit_id, as_of)
     loads = reads.reader.cache.loads
-    t = time.perf_counter()
-    for _ in range(200):
-        u = reads.unit("pl:kc:art:22^1", NEW)
-    per_read = (time.perf_counter() - t) / 200
-    assert reads.reader.cache.loads == loads and u.text.startswith("Za konsumenta uważa się osobę fizyczną")
-    assert per_read < 0.005, per_read  # ~0.1 ms idle; 5 ms leaves room for a loaded CI machine
+    for _ in range(50):
+        for unit_id in ("pl:kc:art:22^1", "pl:kc:art:709^13:par:2"):
+            for as_of in (OLD, BETWEEN, NEW, LATER):
+                u = reads.unit(unit_id, as_of)
+    assert reads.reader.cache.loads == loads and u.text.startswith("§ 2.")
