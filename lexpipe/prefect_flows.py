@@ -173,6 +173,7 @@ class VersionResult:
     chunk_cached: bool = False
     diff: Diffed | None = None
     indexed: int | None = None
+    notified: Notified | None = None  # webhook events of the publication (None: the step failed, logged)
     error: str | None = None
 
 
@@ -302,6 +303,63 @@ def index(home: str, act_id: str, version: str) -> int:
     return report.documents
 
 
+@dataclass(frozen=True)
+class Notified:
+    """What the notify step did for one publication (``pipelines.subscriptions.events.NotifyReport``)."""
+
+    version: str
+    subscriptions: int
+    events: int
+    new: int
+    delivered: int
+    failed: int  # to be retried from the outbox
+    dead_lettered: int
+    deferred: int  # saved queries that could not run yet
+
+
+@task(name="notify", cache_policy=NO_CACHE)
+def notify(home: str, act_id: str, version: str) -> Notified:
+    """Webhook events of the publication for every matching subscription, written to the outbox and
+    delivered (``pipelines.subscriptions.events.notify``; saved queries search the configured backend).
+    Delivery retries and dead letters live in the outbox, not in Prefect's retries: a receiver that
+    is down is no failure of the flow."""
+    from pipelines.retrieval.index_build import open_backend
+    from pipelines.subscriptions.events import notify as notify_step
+    from pipelines.subscriptions.matching import backend_runner
+
+    settings = _settings(home)
+    report = notify_step(Layout(settings.home), act_id, version, settings=settings,
+                         runner=backend_runner(lambda act: open_backend(settings, act_id=act)))
+    get_run_logger().info(f"{act_id} {version}: {report.events} webhook events ({report.new} new) for "
+                          f"{report.subscriptions} subscriptions; {report.delivered} delivered, {report.pending} to "
+                          f"retry, {report.dead_lettered} dead-lettered, {len(report.deferred)} deferred")
+    return Notified(version, report.subscriptions, report.events, report.new, report.delivered, report.pending,
+                    report.dead_lettered, len(report.deferred))
+
+
+@flow(name="notify-subscribers", persist_result=False, validate_parameters=True)
+def notify_subscribers(act_id: str = EXAM_ACT, version: str | None = None, home: str | None = None) -> Notified:
+    """The notify step alone, for one published version (default: the serving one): re-sends
+    nothing already delivered, builds what is missing (e.g. saved queries deferred until the index
+    was built) and retries what is due."""
+    settings = _settings(home)
+    layout = Layout(settings.home.resolve())
+    return notify(str(layout.home), act_id, _serving_or(layout, version, act_id))
+
+
+@flow(name="webhook-outbox", persist_result=False, validate_parameters=True)
+def webhook_outbox(home: str | None = None) -> dict:
+    """Deliver what is due in the webhook outbox (retries, events a crashed run left behind); a
+    Prefect deployment runs it every minute, as Dagster's ``webhook_outbox`` sensor does."""
+    from pipelines.subscriptions.delivery import deliver_due
+
+    settings = _settings(home)
+    report = deliver_due(Layout(settings.home.resolve()), settings=settings)
+    get_run_logger().info(f"webhook outbox: {report.attempts} attempts, {report.delivered} delivered, "
+                          f"{report.retried} to retry, {report.dead_lettered} dead-lettered")
+    return dict(report.__dict__)
+
+
 # ----------------------------------------------------------------------------------------------
 # corpus refresh flow
 
@@ -309,7 +367,8 @@ def index(home: str, act_id: str, version: str) -> int:
 @flow(name="corpus-refresh", persist_result=False, validate_parameters=True)
 def corpus_refresh(versions: list[str] | None = None, home: str | None = None, index_versions: bool = True,
                    act_id: str = EXAM_ACT) -> RefreshReport:
-    """One Polish registry act (``act_id``): download → parse → validate → chunk → validate → diff → publish → index, oldest version first.
+    """One Polish registry act (``act_id``): download → parse → validate → chunk → validate → diff → publish → index
+    → notify (webhook subscribers), oldest version first.
 
     Stops at the first version that fails (its diff and checks would otherwise be judged against
     the wrong predecessor) and raises ``RefreshFailed`` naming the version, the step and the source
@@ -354,6 +413,12 @@ def corpus_refresh(versions: list[str] | None = None, home: str | None = None, i
             if index_versions:
                 step = "index"
                 res.indexed = index.with_options(**retrying)(home_s, act_id, v)
+            # after the index, so saved queries search the new version; a failure here never
+            # un-publishes: what reached the outbox is resent by the next run
+            notified = notify(home_s, act_id, v, return_state=True)
+            res.notified = notified.result(raise_on_failure=False) if notified.is_completed() else None
+            if res.notified is None:
+                logger.warning(f"{act_id} {v}: notifying subscribers failed: {notified.message}")
         except Exception as exc:  # noqa: BLE001 — reported with the step and source, then re-raised
             res.status, res.error = f"failed: {step}", f"{type(exc).__name__}: {exc}"
             report = RefreshReport(results, store.current_version(act_id), store.published_versions(act_id))

@@ -17,7 +17,8 @@ def test_definitions_load_like_the_ui_does():
     assert keys == per_act | {f"sources/pl_{a}_eli" for a in POLISH} | {"benchmarks/questions", "sources/de_openlegaldata", "sources/de_statutes", "sources/pl_saos", "cases/openlegaldata", "cases/chunks",
                     "cases/search_index", "cases/citation_counts", "de/statutes/published",
                     "de/statutes/search_index"} | {
-                    f"cases/pl/{n}" for n in ("saos", "chunks", "search_index", "citation_links", "cited_by")}
+                    f"cases/pl/{n}" for n in ("saos", "chunks", "search_index", "citation_links", "cited_by")} | {
+                    *(f"notifications/pl/{a}" for a in POLISH), "notifications/de/statutes"}
     checks = {(c.asset_key.to_user_string(), c.name) for c in graph.asset_check_keys}
     assert checks == {c for a in POLISH for c in (
         (f"pl/{a}/articles", "articles_valid"), (f"pl/{a}/chunks", "chunks_valid"),

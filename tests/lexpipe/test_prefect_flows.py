@@ -139,8 +139,11 @@ def test_refresh_publishes_and_indexes_every_version(refreshed: Refreshed):
     assert "pl:kc:art:22^1" in [h.article_id for h in hits]
     # every step ran as a task on the Prefect server, in order, and completed
     names = [r.name.rsplit("-", 1)[0] for r in refreshed.second.task_runs]
-    assert names[:9] == ["list-versions", "download", "parse", "validate-articles", "chunk", "validate-chunks",
-                         "diff", "publish", "index"]
+    assert names[:10] == ["list-versions", "download", "parse", "validate-articles", "chunk", "validate-chunks",
+                          "diff", "publish", "index", "notify"]
+    # webhook subscribers are notified after each publication (none subscribed here: nothing written)
+    assert [(v.notified.version, v.notified.events) for v in report.versions] == [(OLD, 0), (NEW, 0)]
+    assert not (refreshed.home / "subscriptions").exists()
     assert all(r.state.is_completed() for r in refreshed.second.task_runs)
 
 

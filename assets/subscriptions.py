@@ -1,0 +1,167 @@
+"""Change notifications as Dagster assets: after a version is published, its webhook events.
+
+Thin bindings of :mod:`pipelines.subscriptions`. One asset per act family, partitioned exactly
+like the ``published`` asset it follows, because that is the unit a notification is about:
+
+* ``notifications/pl/<slug>`` — partitioned by ``pl_<slug>_versions`` (one partition per version,
+  as ``pl/<slug>/published``): the events of that version's publication (vs the previous one),
+  written to the outbox and delivered.
+* ``notifications/de/statutes`` — partitioned by act, as ``de/statutes/published`` (one partition
+  per German act, whose run publishes every text state): the events of every published version of
+  the act; each subscription hears only of publications made after it was created, and events
+  already in the outbox are not built again, so re-materializing is cheap and sends nothing twice.
+
+Why not one asset over every ``published``: partitions of different acts are different
+partition sets (dynamic per Polish act, static for German acts); an unpartitioned asset would have
+to re-derive "which version is new" on every run, and could not be backfilled for one version.
+
+Both depend on the act's search index too: a saved-query subscription compares the query's top k
+on the previous and the new version, so the new version must be indexed. The automation
+condition fires once the publishing run is over (``any_deps_in_progress`` waits for its index
+step) even if no index was built (``--no-index``): saved queries whose version is not searchable
+are then deferred, and the next materialization (e.g. after the index asset runs) sends them.
+
+What runs them:
+
+* ``subscription_notify`` — an automation-condition sensor over these assets (off until turned on,
+  like ``source_watch``): a partition of ``published`` (or the index) updated → its notifications.
+* ``<act key>_notify`` / ``de_statutes_notify`` — jobs to run or backfill them by hand.
+* ``webhook_outbox`` (sensor, off until turned on) → ``webhook_deliver`` (job): every minute, when a
+  retry has fallen due or a crashed run left an event behind, a run that delivers the outbox.
+
+Metadata per materialization: events (of this publication), new events, delivered, failed (to be
+retried), dead-lettered, deferred (saved queries not runnable yet), delivery attempts, seconds.
+"""
+
+
+import warnings
+
+import dagster as dg
+
+from assets import de_statutes, pl_statutes
+from assets.resources import CorpusStorage, SearchConfig
+
+GROUP = "subscriptions"
+
+# after the publishing run: any upstream partition updated since the last request, none in progress
+NOTIFY_WHEN = (dg.AutomationCondition.in_latest_time_window()
+               & dg.AutomationCondition.any_deps_updated().since_last_handled()
+               & ~dg.AutomationCondition.any_deps_in_progress()
+               & ~dg.AutomationCondition.in_progress()).with_label("after publication")
+
+
+def _runner(storage: CorpusStorage, search_config: SearchConfig):
+    """Saved queries search the configured backend, one version at a time (opened on first use)."""
+    from pipelines.subscriptions.matching import backend_runner
+
+    return backend_runner(lambda act_id: search_config.open_backend(storage.layout, act_id=act_id))
+
+
+def _result(report) -> dg.MaterializeResult:
+    md = {"act": report.act_id, "versions": ", ".join(report.versions) or "none",
+          "subscriptions": report.subscriptions, "events": report.events, "new_events": report.new,
+          "delivered": report.delivered, "failed": report.pending, "dead_lettered": report.dead_lettered,
+          "deferred": len(report.deferred), "attempts": report.attempts, "seconds": round(report.seconds, 2),
+          "dagster/row_count": report.events}
+    if report.deferred:
+        md["deferred_queries"] = dg.MetadataValue.md("| subscription | why |\n|---|---|\n" + "\n".join(
+            f"| {sub} | {why.replace('|', '/')[:200]} |" for sub, why in report.deferred))
+    return dg.MaterializeResult(metadata=md)
+
+
+def _log(context: dg.AssetExecutionContext, report) -> None:
+    context.log.info(f"{report.act_id} {', '.join(report.versions)}: {report.events} events ({report.new} new) for "
+                     f"{report.subscriptions} subscriptions; {report.delivered} delivered, {report.pending} to retry, "
+                     f"{report.dead_lettered} dead-lettered, {len(report.deferred)} deferred")
+
+
+def polish_notifications(fam: pl_statutes.PolishActAssets) -> dg.AssetsDefinition:
+    act = fam.act
+
+    @dg.asset(key=["notifications", act.jurisdiction, act.slug], deps=[fam.published, fam.search_index],
+              partitions_def=fam.versions, group_name=GROUP, kinds={"webhook"}, automation_condition=NOTIFY_WHEN,
+              description=f"Webhook events of the publication of this {act.id} version (vs the previous one) for "
+                          "every matching subscription (act, unit and descendants, saved query), written to the "
+                          "outbox and delivered, signed, with retries; see docs/subscriptions.md.")
+    def notifications(context: dg.AssetExecutionContext, storage: CorpusStorage,
+                      search_config: SearchConfig) -> dg.MaterializeResult:
+        from pipelines.subscriptions.events import notify
+
+        report = notify(storage.layout, act.id, context.partition_key, runner=_runner(storage, search_config))
+        _log(context, report)
+        return _result(report)
+
+    return notifications
+
+
+@dg.asset(key=["notifications", "de", "statutes"],
+          deps=[de_statutes.german_statute_versions, de_statutes.german_statute_index],
+          partitions_def=de_statutes.acts, group_name=GROUP, kinds={"webhook"}, automation_condition=NOTIFY_WHEN,
+          description="Webhook events of every published text state of the German act, for subscriptions made "
+                      "before each publication; events already in the outbox are not built again.")
+def german_notifications(context: dg.AssetExecutionContext, storage: CorpusStorage,
+                         search_config: SearchConfig) -> dg.MaterializeResult:
+    from pipelines.subscriptions.events import notify_act
+
+    report = notify_act(storage.layout, de_statutes.ACTS[context.partition_key], runner=_runner(storage, search_config))
+    _log(context, report)
+    return _result(report)
+
+
+POLISH: dict[str, dg.AssetsDefinition] = {act_id: polish_notifications(fam) for act_id, fam in pl_statutes.ACTS.items()}
+ASSETS = [*POLISH.values(), german_notifications]
+
+NOTIFY_JOBS = [
+    *(dg.define_asset_job(f"{fam.act.key}_notify", selection=dg.AssetSelection.assets(POLISH[act_id]),
+                          partitions_def=fam.versions,
+                          description=f"Webhook events of one {act_id} version's publication, delivered.")
+      for act_id, fam in pl_statutes.ACTS.items()),
+    dg.define_asset_job("de_statutes_notify", selection=dg.AssetSelection.assets(german_notifications),
+                        partitions_def=de_statutes.acts,
+                        description="Webhook events of a German act's publications, delivered."),
+]
+
+with warnings.catch_warnings():  # Dagster 1.13 passes its beta `owners` parameter on internally
+    warnings.simplefilter("ignore")
+    subscription_notify = dg.AutomationConditionSensorDefinition(
+        "subscription_notify", target=dg.AssetSelection.assets(*ASSETS),
+        default_status=dg.DefaultSensorStatus.STOPPED, minimum_interval_seconds=60,
+        description="Materializes notifications/* for a partition once its published asset (or index) was "
+                    "updated and the run that did it is over.")
+
+
+@dg.op(description="Attempt every pending webhook event that is due: retries, and events a crashed run left.")
+def deliver_outbox(context: dg.OpExecutionContext, storage: CorpusStorage) -> None:
+    from pipelines.subscriptions.delivery import deliver_due
+
+    report = deliver_due(storage.layout)
+    context.log.info(f"webhook outbox: {report.attempts} attempts, {report.delivered} delivered, "
+                     f"{report.retried} to retry, {report.dead_lettered} dead-lettered")
+
+
+@dg.job(name="webhook_deliver", description="Deliver the webhook outbox (what is due now).")
+def webhook_deliver() -> None:
+    deliver_outbox()
+
+
+@dg.sensor(job_name="webhook_deliver", minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.STOPPED,
+           description="Starts webhook_deliver when a webhook retry has fallen due (or a crashed run left an "
+                       "event undelivered) and no delivery run is going on.")
+def webhook_outbox(context: dg.SensorEvaluationContext, storage: CorpusStorage):
+    from pipelines.subscriptions.delivery import pending_due
+
+    due = pending_due(storage.layout)
+    if not due:
+        return dg.SkipReason("no webhook delivery is due")
+    active = context.instance.get_run_records(filters=dg.RunsFilter(
+        job_name=webhook_deliver.name, statuses=[dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
+                                                 dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]), limit=1)
+    if active:
+        return dg.SkipReason(f"{due} deliveries due; a webhook_deliver run is already going")
+    return dg.RunRequest(tags={"lexpipe/webhooks_due": str(due)})
+
+
+JOBS = [*NOTIFY_JOBS, webhook_deliver]
+SENSORS = [subscription_notify, webhook_outbox]
+
+defs = dg.Definitions(assets=ASSETS, jobs=JOBS, sensors=SENSORS)
