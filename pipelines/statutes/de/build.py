@@ -5,9 +5,13 @@ The German twin of :mod:`pipelines.statutes.pl.build` over the same :class:`~pip
 
 Sources (read-only, under ``LEXPIPE_SAMPLE_DIR``): the bundestag/gesetze Markdown laws
 ``de/gesetze/<slug>.md`` (BGB, GG, HGB, StGB, StPO, ZPO; the text state is the newest amending act
-in the metadata) and the official BGB PDF ``de/pdf/*_bgb_gii_<date>.pdf`` (text state in the file
-name). The BGB therefore has two versions: the Markdown's (~2021-12-21) and the PDF's (2024-11-28);
-:func:`diff_step` between them lists the real amendments (GbR/MoPeG, Vormundschaftsrecht, Stiftungsrecht).
+in the metadata), older text states of the same laws from the bundestag/gesetze git history
+``de/gesetze-versions/<slug>_<YYYY-MM-DD>.md`` (dated by the file name: the metadata of an older
+file may name an amendment "noch nicht berücksichtigt") and the official BGB PDF
+``de/pdf/*_bgb_gii_<date>.pdf`` (text state in the file name). The BGB therefore has four versions:
+2012-12-02 and 2013-01-11 (§ 1631d Beschneidung added), the Markdown's (~2021-12-21) and the PDF's
+(2024-11-28); :func:`diff_step` between consecutive ones lists the real amendments (GbR/MoPeG,
+Vormundschaftsrecht, Stiftungsrecht between the last two).
 
 Why a separate content hash for German §§: the two BGB sources print the same wording with other
 quotes, dashes and spaces, so the hash is over :func:`~pipelines.statutes.de.structure.normalize_text`
@@ -24,8 +28,10 @@ speaks in legal terms; ``bench/gerlayqa.py --heading-study`` measures the varian
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +41,7 @@ import pyarrow as pa
 from core.layout import Layout
 from pipelines.chunking import article_units, chunk_article
 from pipelines.statutes.store import CorpusStore
-from pipelines.statutes.de.sources_classify import EDITORIAL, diff_hunks
+from pipelines.statutes.de.sources_classify import EDITORIAL, RESIDUE, Hunk, diff_hunks
 from pipelines.statutes.de.markdown import PARSER_VERSION as MARKDOWN_PARSER_VERSION, parse_markdown
 from pipelines.statutes.de.model import GermanStatute, GermanStatuteError, german_acts
 from pipelines.statutes.de.pdf import PARSER_VERSION as PDF_PARSER_VERSION, parse_gii_pdf
@@ -61,28 +67,59 @@ class GermanBuildError(RuntimeError):
 # sources
 
 
+VERSIONS_DIR = "gesetze-versions"  # de/gesetze-versions/<slug>_<YYYY-MM-DD>.md: older text states
+
+
 @dataclass(frozen=True)
 class GermanSource:
     act_id: str  # de:bgb
     format: str  # markdown | pdf
     path: Path
+    dated: str | None = None  # the text-state date of a dated file (de/gesetze-versions), else from the source
 
     @property
     def parser_version(self) -> str:
         return MARKDOWN_PARSER_VERSION if self.format == "markdown" else PDF_PARSER_VERSION
 
 
-def german_sources(sample_dir: Path, acts: tuple[str, ...] | None = None) -> list[GermanSource]:
-    """Every German source of the sample dir: the Markdown law ``<sample_stem>.md`` of each German act
-    of the registry (the six of ``schemas/acts.toml``) and the BGB PDF(s).
+def dated_sources(versions_dir: Path, act_id: str, stem: str) -> list[GermanSource]:
+    """The dated Markdown files ``<stem>_<YYYY-MM-DD>.md`` of one act, oldest first. A file of the
+    act whose name carries no valid date (``bgb_2012-13-01.md``, ``bgb_20121202.md``) is an error
+    naming it: it would be published undated. ``<stem>_<letters>…`` is another act's file."""
+    out = []
+    for p in sorted(versions_dir.glob(f"{stem}_*.md")):
+        rest = p.name[len(stem) + 1:-len(".md")]
+        if not rest[:1].isdigit():
+            continue
+        try:
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", rest):
+                raise ValueError("expected YYYY-MM-DD")
+            dt.date.fromisoformat(rest)
+        except ValueError as exc:
+            raise GermanBuildError(f"{p}: {rest!r} in the file name is not a text-state date "
+                                   f"({stem}_<YYYY-MM-DD>.md): {exc}") from exc
+        out.append(GermanSource(act_id, "markdown", p, dated=rest))
+    return out
 
-    ``acts`` (e.g. ``("de:gg",)``) restricts the list. A missing folder is an error naming it."""
+
+def german_sources(sample_dir: Path, acts: tuple[str, ...] | None = None) -> list[GermanSource]:
+    """Every German source of the sample dir, per act oldest first: the dated older text states
+    ``de/gesetze-versions/<sample_stem>_<YYYY-MM-DD>.md`` (when the folder exists), the Markdown law
+    ``de/gesetze/<sample_stem>.md`` of each German act of the registry (the six of
+    ``schemas/acts.toml``), then the BGB PDF(s).
+
+    ``acts`` (e.g. ``("de:gg",)``) restricts the list. A missing ``de/gesetze`` folder is an error naming it."""
     sample_dir = Path(sample_dir)
     md_dir, pdf_dir = sample_dir / "de" / "gesetze", sample_dir / "de" / "pdf"
+    versions_dir = sample_dir / "de" / VERSIONS_DIR
     if not md_dir.is_dir():
         raise GermanBuildError(f"{md_dir}: folder of bundestag/gesetze laws not found")
-    out = [GermanSource(a.id, "markdown", md_dir / f"{a.sample_stem}.md")
-           for a in registry().of_jurisdiction("de") if (md_dir / f"{a.sample_stem}.md").is_file()]
+    out = []
+    for a in registry().of_jurisdiction("de"):
+        if versions_dir.is_dir():
+            out += dated_sources(versions_dir, a.id, a.sample_stem)
+        if (md_dir / f"{a.sample_stem}.md").is_file():
+            out.append(GermanSource(a.id, "markdown", md_dir / f"{a.sample_stem}.md"))
     bgb = german_acts().get("bgb")
     if pdf_dir.is_dir() and bgb is not None:
         out += [GermanSource(bgb.act_id, "pdf", p) for p in sorted(pdf_dir.glob("*_bgb_gii_*.pdf"))]
@@ -92,7 +129,8 @@ def german_sources(sample_dir: Path, acts: tuple[str, ...] | None = None) -> lis
 def parse_source(source: GermanSource, *, workers: int = 2) -> GermanStatute:
     act = next(a for a in german_acts().values() if a.act_id == source.act_id)
     if source.format == "markdown":
-        return parse_markdown(source.path, act=act)
+        return parse_markdown(source.path, act=act,
+                              version=dt.date.fromisoformat(source.dated) if source.dated else None)
     if source.format == "pdf":
         return parse_gii_pdf(source.path, act=act, workers=workers)
     raise GermanBuildError(f"{source.path}: unknown source format {source.format!r}")
@@ -123,12 +161,15 @@ class GermanParseOutcome:
     stats: dict = field(default_factory=dict)
 
 
-def _find_build(store: CorpusStore, act_id: str, key: dict) -> str | None:
-    """A staged or published version of ``act_id`` built from the same source bytes and parser."""
+def _find_build(store: CorpusStore, act_id: str, key: dict, version: str | None = None) -> str | None:
+    """A staged or published version of ``act_id`` built from the same source bytes and parser
+    (and, for a dated source, of that date: the same bytes renamed to another date are another version)."""
     act_dir = store.layout.act_dir(act_id)
     candidates = [p for p in (act_dir / ".staging").glob("*") if p.is_dir()] if (act_dir / ".staging").exists() else []
     candidates += [act_dir / v for v in store.published_versions(act_id)]
     for d in candidates:
+        if version is not None and d.name != version:
+            continue
         m = store.manifest(d) or _read_json(d / "parse.json")
         if all(m.get(k) == v for k, v in key.items()) and (d / "articles.parquet").exists():
             return d.name
@@ -140,7 +181,7 @@ def parse_step(layout: Layout, source: GermanSource, *, workers: int = 2) -> Ger
     store = CorpusStore(layout)
     sha = _sha256(source.path)
     key = {"source_sha256": sha, "parser_version": source.parser_version}
-    reused = _find_build(store, source.act_id, key)
+    reused = _find_build(store, source.act_id, key, source.dated)
     if reused is not None:
         built = store.built_dir(source.act_id, reused)
         m = store.manifest(built) or _read_json(built / "parse.json")
@@ -176,16 +217,32 @@ def parse_step(layout: Layout, source: GermanSource, *, workers: int = 2) -> Ger
 # validate
 
 
+# How much a German act's § count may grow or shrink per year between two text states, on top of
+# ``tolerance``: repealed §§ stay as "(weggefallen)" rows, so the count moves only by inserted §§
+# (and the few never printed again). Measured 2012 → 2021 (bundestag/gesetze): BGB 2,633 → 2,756
+# (+0.52 %/year), StGB 550 → 575 (+0.49), GG 199 → 204 (+0.31), ZPO 1,248 → 1,277 (+0.25); a flat
+# ±2 % would block every 2021 version behind a 2012 one.
+COUNT_DRIFT_PER_YEAR = 0.005
+
+
+def count_tolerance(tolerance: float, previous: str, version: str) -> float:
+    """``tolerance`` plus :data:`COUNT_DRIFT_PER_YEAR` per year between the two text states
+    (2021-12-21 → 2024-11-28: 2 % + 1.5 % ≈ 3.5 %; 2013-01-11 → 2021-12-21: ≈ 6.5 %)."""
+    years = max(0, (dt.date.fromisoformat(version) - dt.date.fromisoformat(previous)).days) / 365.25
+    return round(tolerance + COUNT_DRIFT_PER_YEAR * years, 4)
+
+
 def validate_step(layout: Layout, *, act_id: str, version: str, tolerance: float = 0.02,
                   max_tokens: int | None = None) -> dict[str, ValidationReport]:
-    """GX suites on the built version: articles (count within ±tolerance of the previous published
-    version), nodes, and chunks when ``max_tokens`` is given. Never raises; see ``.success``."""
+    """GX suites on the built version: articles (count within ±:func:`count_tolerance` of the
+    previous published version), nodes, and chunks when ``max_tokens`` is given. Never raises; see ``.success``."""
     store = CorpusStore(layout)
     prev = store.previous_version(act_id, version)
     prev_count = store.read(act_id, prev, "articles", published_only=True).num_rows if prev else None
+    tol = count_tolerance(tolerance, prev, version) if prev else tolerance
     reports = {
         "articles": validate_table(store.read(act_id, version, "articles"),
-                                   articles_suite(prev_count, tolerance, allow_pending=True),
+                                   articles_suite(prev_count, tol, allow_pending=True),
                                    name=f"articles {act_id} {version}"),
         "nodes": validate_table(store.read(act_id, version, "nodes"), nodes_suite(), name=f"nodes {act_id} {version}"),
     }
@@ -319,14 +376,45 @@ class GermanDiff:
         return "\n".join(lines)
 
 
+def _respaced(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+    """The same characters broken into words elsewhere ("Reichs behörden" / "Reichsbehörden": the
+    Markdown's wide gaps, closed or not by the file's vocabulary), and no break moved next to a digit
+    ("1 000" / "1000", "5 a" / "5a" stay changes: a number could merge with another)."""
+    joined = "".join(old)
+    if joined != "".join(new):
+        return False
+
+    def breaks(words: tuple[str, ...]) -> set[int]:
+        out, pos = set(), 0
+        for w in words[:-1]:
+            pos += len(w)
+            out.add(pos)
+        return out
+
+    return all(not (joined[i - 1].isdigit() or joined[i].isdigit()) for i in breaks(old) ^ breaks(new))
+
+
+def _not_an_amendment(h: Hunk) -> bool:
+    """A hunk no amendment makes: the same words in another form (``editorial``), a "(weggefallen)"
+    note shown or not (its place moves between heading and text: the status decides), the same
+    characters spaced otherwise (:func:`_respaced`)."""
+    if h.kind == EDITORIAL:
+        return True
+    return h.kind == RESIDUE and (h.reason == "repeal note" or (h.reason == "spacing" and _respaced(h.old, h.new)))
+
+
 def _editorial(old: dict, new: dict) -> bool:
-    """Same status and every difference of text and title an editorial variant (same words in
-    another form, :mod:`pipelines.statutes.de.sources_classify`): listed, but not as an amendment."""
+    """Same status and every difference of text and title not an amendment (:func:`_not_an_amendment`:
+    the same words in another form, :mod:`pipelines.statutes.de.sources_classify`; a moved repeal
+    note; spacing): listed, but not as an amendment. A § repealed on both sides has no wording an
+    amendment could change: whatever differs (a title shown or dropped beside "(weggefallen)") is editorial."""
     if old["status"] != new["status"]:
         return False
+    if old["status"] == "repealed":
+        return True
     hunks = diff_hunks(normalize_text(old["text"] or ""), normalize_text(new["text"] or "")) + \
         diff_hunks(normalize_text(old.get("title") or ""), normalize_text(new.get("title") or ""))
-    return bool(hunks) and all(h.kind == EDITORIAL for h in hunks)
+    return bool(hunks) and all(_not_an_amendment(h) for h in hunks)
 
 
 def diff_german(old: pa.Table, new: pa.Table) -> pa.Table:
@@ -355,16 +443,28 @@ def diff_german(old: pa.Table, new: pa.Table) -> pa.Table:
 
 
 def diff_step(layout: Layout, *, act_id: str, version: str) -> GermanDiff | None:
-    """Diff against the newest published older version (None for the first), staged beside it."""
+    """Diff against the newest published older version (None for the first), staged beside it.
+
+    A published version without ``diff_from_<that version>`` (an older text state was published
+    after it: the 2012 Markdown behind the 2021 one) is staged again with the new diff, and the
+    diff against its former predecessor dropped, so every version's diff names its predecessor."""
     store = CorpusStore(layout)
     prev = store.previous_version(act_id, version)
     if prev is None:
         return None
     diff = GermanDiff(act_id, prev, version, diff_german(store.read(act_id, prev, "articles", published_only=True),
                                                          store.read(act_id, version, "articles")))
-    if store.built_dir(act_id, version) == layout.staging_dir(act_id, version):
-        store.stage_table(act_id, version, f"diff_from_{prev}", diff.table, "diff")
-        store.stage_file(act_id, version, f"diff_from_{prev}.md", diff.markdown())
+    name, staging = f"diff_from_{prev}", layout.staging_dir(act_id, version)
+    built = store.built_dir(act_id, version)
+    if built == layout.version_dir(act_id, version) and not (built / f"{name}.parquet").exists():
+        store.stage_published_copy(act_id, version)
+        built = staging
+    if built == staging:
+        for stale in staging.glob("diff_from_*"):
+            if stale.name not in (f"{name}.parquet", f"{name}.md"):
+                stale.unlink()
+        store.stage_table(act_id, version, name, diff.table, "diff")
+        store.stage_file(act_id, version, f"{name}.md", diff.markdown())
     return diff
 
 
@@ -390,10 +490,11 @@ class GermanBuildResult:
 
 
 def build_version(layout: Layout, source: GermanSource, *, max_tokens: int = 256, tolerance: float = 0.02,
-                  workers: int = 2) -> GermanBuildResult:
-    """One source → one published version: parse, chunk, validate (blocking), diff, publish."""
+                  workers: int = 2, parsed: GermanParseOutcome | None = None) -> GermanBuildResult:
+    """One source → one published version: parse (or ``parsed``, the outcome of its parse step),
+    chunk, validate (blocking), diff, publish."""
     t0 = time.perf_counter()
-    parsed = parse_step(layout, source, workers=workers)
+    parsed = parsed or parse_step(layout, source, workers=workers)
     chunks = chunk_step(layout, act_id=source.act_id, version=parsed.version, max_tokens=max_tokens)
     require_valid(validate_step(layout, act_id=source.act_id, version=parsed.version, tolerance=tolerance,
                                 max_tokens=max_tokens))
@@ -406,11 +507,16 @@ def build_version(layout: Layout, source: GermanSource, *, max_tokens: int = 256
 def build_all(layout: Layout, sample_dir: Path, *, acts: tuple[str, ...] | None = None, max_tokens: int = 256,
               tolerance: float = 0.02, workers: int = 2) -> list[GermanBuildResult]:
     """Every German source, older text states first, so each act's diff runs against its predecessor."""
-    parsed = []
+    parsed: list[GermanParseOutcome] = []
     for src in german_sources(sample_dir, acts):
-        parsed.append((parse_step(layout, src, workers=workers).version, src))
-    return [build_version(layout, src, max_tokens=max_tokens, tolerance=tolerance, workers=workers)
-            for _, src in sorted(parsed, key=lambda p: (p[1].act_id, p[0]))]
+        outcome = parse_step(layout, src, workers=workers)
+        twin = next((p.source for p in parsed if p.version == outcome.version and p.act_id == src.act_id), None)
+        if twin is not None:  # one version folder, two texts: the second parse replaced the first
+            raise GermanBuildError(f"{src.act_id}: {src.path} and {twin.path} are both the text state of "
+                                   f"{outcome.version}")
+        parsed.append(outcome)
+    return [build_version(layout, p.source, max_tokens=max_tokens, tolerance=tolerance, workers=workers, parsed=p)
+            for p in sorted(parsed, key=lambda p: (p.act_id, p.version))]
 
 
 def _read_json(path: Path) -> dict:

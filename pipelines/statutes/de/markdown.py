@@ -44,7 +44,9 @@ from pipelines.statutes.de.structure import (
     parse_section_heading, parse_structure_heading, range_sections, section_id, strip_repealed,
 )
 
-PARSER_VERSION = "de-3"  # de-2: content_hash over normalised text; de-3: structure headings keep their notes
+PARSER_VERSION = "de-4"  # de-2: content_hash over normalised text; de-3: structure headings keep their notes;
+#                          de-4: the publisher's footnotes ("-----" area, "\*)" notes and references) out of
+#                          the text; a "-" body alone is a repealed unit (GG 2012 Art. 49)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -57,6 +59,13 @@ _FOOTREF_RE = re.compile(r"\[\^[^\]]+\]")
 _FOOTDEF_RE = re.compile(r"^\[\^(?P<id>[^\]]+)\]:\s*(?P<text>.*)$")
 _ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!>\"'])")
 _DATE_RE = re.compile(r"\bv\.\s*(\d{1,2})\.(\d{1,2})\.(\d{4})")
+# the publisher's footnotes (juris, in the older bundestag/gesetze files): a rule "-----" under the
+# last Absatz, then the notes; a note "\*) Zum Stichtag …" printed with a hanging indent; the
+# reference "\*)" in the text or heading
+_RULE_RE = re.compile(r"^-{3,}\s*$")
+DASHES = ("-", "–")  # a unit body of only these: the source's placeholder of a repealed unit
+_STAR_NOTE_RE = re.compile(r"^\\\*\)\s*(?P<text>.*)$")
+_STAR_REF_RE = re.compile(r"[ \t]*\\\*\)")
 
 
 def _front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
@@ -77,6 +86,8 @@ def _front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
 def _unescape(line: str) -> str:
     if "[^" in line:
         line = _FOOTREF_RE.sub("", line)
+    if "\\*)" in line:  # the publisher's footnote reference "\*)" (its note: _markdown_blocks)
+        line = _STAR_REF_RE.sub("", line)
     if "*" in line:
         line = line.replace("**", "")
     return _ESCAPE_RE.sub(r"\1", line) if "\\" in line else line
@@ -99,16 +110,35 @@ def close_wide_gaps(line: str, vocabulary: set[str] | None) -> str:
     return _WIDE_GAP_RE.sub(lambda m: " " if m.group(1) in vocabulary else "", line)
 
 
-def _markdown_blocks(lines: list[str], vocabulary: set[str] | None = None) -> tuple[list[Block], list[tuple[str, str]]]:
-    """Body lines of one heading → blocks (and footnote definitions ``(id, text)``).
+def _markdown_blocks(lines: list[str], vocabulary: set[str] | None = None
+                     ) -> tuple[list[Block], list[tuple[str, str]], list[str]]:
+    """Body lines of one heading → blocks, footnote definitions ``(id, text)`` and the publisher's
+    notes (texts).
 
     Pandoc lists: ``1.  text`` with continuation indented by 4, nested ``a)`` items indented by 4
     more, free text inside an item indented like its content; blocks are separated by blank lines.
+
+    The publisher's footnotes are no text of the unit: everything after a rule line ``-----`` (the
+    older files print the footnotes of a § below one, ZPO 2012 § 115, § 850c), and a paragraph
+    opening with ``\\*)`` whose further lines hang indented under it (the note of a ``\\*)``
+    reference, also without a rule: the Anlage zu § 850c). They go to the notes, so an edition that
+    drops or rewords such a note does not change the unit's text (:func:`diff_german`).
     """
     groups: list[list[str]] = []
     cur: list[str] = []
+    after_rule: list[list[str]] = []  # groups below a "-----" rule: the publisher's footnote area
     for ln in lines:
-        if ln.strip():
+        if after_rule:
+            if ln.strip():
+                after_rule[-1].append(ln.rstrip())
+            elif after_rule[-1]:
+                after_rule.append([])
+        elif _RULE_RE.match(ln):
+            if cur:
+                groups.append(cur)
+                cur = []
+            after_rule.append([])
+        elif ln.strip():
             cur.append(ln.rstrip())
         elif cur:
             groups.append(cur)
@@ -117,21 +147,47 @@ def _markdown_blocks(lines: list[str], vocabulary: set[str] | None = None) -> tu
         groups.append(cur)
     blocks: list[Block] = []
     notes: list[tuple[str, str]] = []
+    publisher: list[str] = []
     in_note = False  # the previous group was (part of) a footnote definition
+    in_star = False  # the previous group was (part of) a publisher's "\\*)" note
+
+    def flat(text: str) -> str:
+        return re.sub(r"\s+", " ", text).strip()
+
+    for g in (g for g in after_rule if g):
+        d = _FOOTDEF_RE.match(g[0].strip())
+        if d:  # a [^id] note keeps its id (its reference in the text resolves to it)
+            notes.append((d.group("id"), flat(_unescape(" ".join([d.group("text")] + [x.strip() for x in g[1:]])))))
+            continue
+        star = _STAR_NOTE_RE.match(g[0].strip())
+        body = flat(_unescape(" ".join([star.group("text") if star else g[0].strip()] + [x.strip() for x in g[1:]])))
+        if star or not publisher:
+            publisher.append(body)
+        else:  # a note's further paragraph
+            publisher[-1] = flat(f"{publisher[-1]} {body}")
     for g in groups:
         first = g[0]
         d = _FOOTDEF_RE.match(first.strip())
         if d:
             body = " ".join([d.group("text")] + [x.strip() for x in g[1:]])
-            notes.append((d.group("id"), re.sub(r"\s+", " ", _unescape(body)).strip()))
+            notes.append((d.group("id"), flat(_unescape(body))))
             in_note = True
             continue
+        star = _STAR_NOTE_RE.match(first.strip())
+        if star and first.startswith("\\*)") and all(x.startswith("    ") for x in g[1:]):
+            publisher.append(flat(_unescape(" ".join([star.group("text")] + [x.strip() for x in g[1:]]))))
+            in_note, in_star = False, True
+            continue
+        if in_star and first.startswith("    "):  # the note's further paragraph, indented under it
+            publisher[-1] = flat(f"{publisher[-1]} {_unescape(' '.join(x.strip() for x in g))}")
+            continue
+        in_star = False
         if in_note and first.startswith("    "):
             # a footnote's own paragraphs ("2.  der Richtlinie 77/187/EWG …") are indented under it:
             # they continue the note, they are no Nummer of the § or heading above it
             body = " ".join(x.strip() for x in g)
             nid, prev = notes[-1]
-            notes[-1] = (nid, re.sub(r"\s+", " ", f"{prev} {_unescape(body)}").strip())
+            notes[-1] = (nid, flat(f"{prev} {_unescape(body)}"))
             continue
         in_note = False
         if all(_FOOTREF_RE.fullmatch(x.strip()) for x in g):
@@ -159,7 +215,7 @@ def _markdown_blocks(lines: list[str], vocabulary: set[str] | None = None) -> tu
             blocks.append(Block("lit", m.group("num"), text, indent // 4))
             continue
         blocks.append(Block("text", "", text, indent // 4))
-    return blocks, notes
+    return blocks, notes, publisher
 
 
 def _metadata(lines: list[str]) -> dict[str, list[str]]:
@@ -232,7 +288,7 @@ def parse_markdown(path: Path, *, act: GermanAct | None = None, version: dt.date
     stack = StructureStack(act.act_id)
     sections: list[Section] = []
     notes: dict[str, str] = {}
-    pending_refs: list[tuple[Section, list[str]]] = []
+    pending_refs: list[tuple[Section, list[str], list[str]]] = []  # (§, [^id] references, publisher notes)
     annexes: list[str] = []
     seen: dict[str, int] = {}
     in_annex = False
@@ -245,7 +301,7 @@ def parse_markdown(path: Path, *, act: GermanAct | None = None, version: dt.date
 
     vocabulary = markdown_vocabulary(body)
     for depth, heading, body_lines in sections_raw[1:]:
-        blocks, defs = _markdown_blocks(body_lines, vocabulary)
+        blocks, defs, publisher = _markdown_blocks(body_lines, vocabulary)
         notes.update(defs)
         if in_annex or re.match(r"^(Anhang|Anlage)\b", heading):
             in_annex = True  # appendices (Einigungsvertrag Maßgaben, …) are not units of the act
@@ -264,24 +320,33 @@ def parse_markdown(path: Path, *, act: GermanAct | None = None, version: dt.date
             s = Section(section_id(act, kind, number), number, kind, stitle, stack.path)
             if repealed:
                 s.status, s.status_note = "repealed", "(weggefallen)"
+            elif blocks and all(b.text.strip() in DASHES for b in blocks):
+                # "-" as the whole body is how the source prints a repealed unit: under "§ 23
+                # (weggefallen)" and, in the 2012 Grundgesetz, under a bare "Art 49" (2020: "Art 49
+                # (weggefallen)"); the same repeal, shown another way
+                s.status, s.status_note = "repealed", blocks[0].text.strip()
             refs = list(dict.fromkeys(r.strip("[]^") for ln in body_lines if not _FOOTDEF_RE.match(ln.strip())
                                       for r in _FOOTREF_RE.findall(ln)))
             build_units(s, blocks)
-            pending_refs.append((s, refs))
+            # a note printed in the §'s body that no reference of it points to is still its note
+            # (older files: "[^…_001]" under § 651 BGB 2012, the rule area of § 850f ZPO 2012)
+            own = [text for nid, text in defs if nid not in refs]
+            pending_refs.append((s, refs, own + publisher))
             add(s)
             continue
         if heading in ("Eingangsformel", "Präambel"):
             s = Section(section_id(act, "preamble", heading), heading, "preamble", "", stack.path)
             build_units(s, blocks)
+            s.footnotes = list(publisher)
             add(s)
             continue
         sh = parse_structure_heading(heading)
         if sh is None:  # an unlabelled heading without " - ": a group heading
             sh = StructureHeading("group", "", "", heading)
         node = stack.push(sh, depth=depth, articles_before=len(sections))
-        node.notes = [text for _, text in defs]  # notes printed under a structure heading belong to it
-    for s, refs in pending_refs:
-        s.footnotes = [notes[r] for r in refs if r in notes]
+        node.notes = [text for _, text in defs] + publisher  # notes printed under a structure heading belong to it
+    for s, refs, publisher in pending_refs:
+        s.footnotes = list(dict.fromkeys([notes[r] for r in refs if r in notes] + publisher))
     if not any(s.kind in ("§", "Art") for s in sections):
         raise GermanStatuteError(f"{path}: not a law: no '§ N' or 'Art N' headings found")
     return GermanStatute(act, version, path, "markdown", title, sections, stack.nodes, based_on=based_on,

@@ -1,5 +1,6 @@
-"""German statutes published through the CorpusStore: the real bundestag/gesetze Markdown and the
-gesetze-im-internet BGB PDF, two BGB versions and their diff, validation before publishing."""
+"""German statutes published through the CorpusStore: the real bundestag/gesetze Markdown (with its
+2012 text states) and the gesetze-im-internet BGB PDF, four BGB versions and their diffs, validation
+before publishing."""
 
 from __future__ import annotations
 
@@ -22,17 +23,16 @@ from registry_rows import GG_AND_XG  # tests/, on sys.path via conftest
 
 
 @pytest.fixture(scope="module")
-def bgb_home(tmp_path_factory, sample_dir):
-    """Both BGB versions published once for the module (read-only for the tests)."""
-    layout = Layout(tmp_path_factory.mktemp("de_home"))
-    results = build_all(layout, sample_dir, acts=("de:bgb",))
-    return layout, results
+def bgb_home(german_versions):
+    """The four BGB versions, published once for the session (conftest.py; read-only for the tests)."""
+    return german_versions.layout, german_versions.of("de:bgb")
 
 
 def test_sources_listed(sample_dir):
     srcs = german_sources(sample_dir)
     assert {s.act_id for s in srcs} == {"de:bgb", "de:gg", "de:hgb", "de:stgb", "de:stpo", "de:zpo"}
-    assert [s.format for s in srcs if s.act_id == "de:bgb"] == ["markdown", "pdf"]
+    assert [(s.format, s.dated) for s in srcs if s.act_id == "de:bgb"] == [
+        ("markdown", "2012-12-02"), ("markdown", "2013-01-11"), ("markdown", None), ("pdf", None)]
     with pytest.raises(GermanBuildError, match="gesetze"):
         german_sources(sample_dir / "nowhere")
 
@@ -42,14 +42,16 @@ def test_sources_follow_the_act_registry(sample_dir, tmp_path, monkeypatch):
     registry = tmp_path / "acts.toml"
     registry.write_text(GG_AND_XG, encoding="utf-8")
     monkeypatch.setenv("LEXPIPE_ACT_REGISTRY", str(registry))
-    assert [(s.act_id, s.format, s.path.name) for s in german_sources(sample_dir)] == [("de:gg", "markdown", "gg.md")]
+    assert [(s.act_id, s.format, s.path.name) for s in german_sources(sample_dir)] == [
+        ("de:gg", "markdown", "gg_2012-08-03.md"), ("de:gg", "markdown", "gg_2012-08-06.md"), ("de:gg", "markdown", "gg.md")]
 
 
-def test_two_bgb_versions_published(bgb_home):
+def test_four_bgb_versions_published(bgb_home):
     layout, results = bgb_home
     store = CorpusStore(layout)
-    assert [(r.version, r.source.format) for r in results] == [("2021-12-21", "markdown"), ("2024-11-28", "pdf")]
-    assert store.published_versions("de:bgb") == ["2021-12-21", "2024-11-28"]
+    assert [(r.version, r.source.format) for r in results] == [
+        ("2012-12-02", "markdown"), ("2013-01-11", "markdown"), ("2021-12-21", "markdown"), ("2024-11-28", "pdf")]
+    assert store.published_versions("de:bgb") == ["2012-12-02", "2013-01-11", "2021-12-21", "2024-11-28"]
     assert store.current_version("de:bgb") == "2024-11-28"
     arts = {r["id"]: r for r in store.read("de:bgb", "2024-11-28", "articles").to_pylist()}
     assert arts["de:bgb:par:573b"]["title"] == "Teilkündigung des Vermieters"
@@ -66,7 +68,7 @@ def test_two_bgb_versions_published(bgb_home):
 
 def test_diff_lists_real_amendments(bgb_home):
     layout, results = bgb_home
-    diff = results[1].diff
+    diff = results[3].diff
     assert (diff.from_version, diff.to_version) == ("2021-12-21", "2024-11-28")
     rows = {r["number"]: r for r in diff.table.to_pylist()}
     assert rows["705"]["change"] == "changed"  # GbR (MoPeG 2024)
@@ -105,11 +107,13 @@ def test_rerun_reuses_the_build(bgb_home, tmp_path, sample_dir):
     shutil.copytree(layout.home, home)
     again = build_all(Layout(home), sample_dir, acts=("de:bgb",))
     assert all(r.reused for r in again)
-    assert CorpusStore(Layout(home)).published_versions("de:bgb") == ["2021-12-21", "2024-11-28"]
+    assert CorpusStore(Layout(home)).published_versions("de:bgb") == ["2012-12-02", "2013-01-11", "2021-12-21",
+                                                                      "2024-11-28"]
 
 
 def test_small_act_and_failed_validation_blocks_publish(tmp_home, sample_dir, monkeypatch):
-    (gg,) = german_sources(sample_dir, ("de:gg",))
+    *_, gg = german_sources(sample_dir, ("de:gg",))  # de/gesetze/gg.md (after the two 2012 text states)
+    assert gg.path.name == "gg.md"
     result = build_version(tmp_home, gg)
     assert result.diff is None  # first version: nothing to compare
     arts = {r["id"]: r for r in CorpusStore(tmp_home).read("de:gg", result.version, "articles").to_pylist()}
