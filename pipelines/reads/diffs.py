@@ -2,7 +2,8 @@
 
 Consecutive held versions: the diff table published with the newer one
 (``diff_from_<older>.parquet``, :func:`pipelines.statutes.diff.diff_versions`) is read as stored.
-Versions further apart (a version in between): the same function over the two ARTICLES tables, so
+Versions further apart (a version in between): the function the act's build uses (``diff_versions``;
+``diff_german`` for German statutes) over the two ARTICLES tables, so
 a diff across three versions reads like the one the pipeline would have published had the middle one
 been skipped. Rows are per article with the diff asset's kinds (added, changed, repealed, removed,
 editorial); ``editorial`` rows — only ISAP's printing differs, not an amendment — are kept apart from
@@ -80,6 +81,17 @@ def _parts(old: VersionIndex, new: VersionIndex, article_id: str) -> list[PartCh
     return out
 
 
+def _diff_function(reader: CorpusReader, act_id: str):
+    """The function the act's build publishes its diff tables with: German statutes (source
+    ``gesetze``) compare normalised wording and titles (``diff_german``, imported only here: it
+    brings the German parsers), every other act :func:`~pipelines.statutes.diff.diff_versions`."""
+    if reader.act(act_id).source == "gesetze":
+        from pipelines.statutes.de.build import diff_german
+
+        return diff_german
+    return diff_versions
+
+
 def act_diff(reader: CorpusReader, act_id: str, from_version: str, to_version: str) -> ActDiff:
     """Changes of ``act_id`` from ``from_version`` to ``to_version`` (both held, from older than to)."""
     reader.act(act_id)
@@ -103,7 +115,8 @@ def _act_diff(reader: CorpusReader, act_id: str, from_version: str, to_version: 
     source = "stored"
     if table is None:
         source = "computed"
-        table = diff_versions(reader.articles_table(act_id, from_version), reader.articles_table(act_id, to_version))
+        table = _diff_function(reader, act_id)(reader.articles_table(act_id, from_version),
+                                               reader.articles_table(act_id, to_version))
     old_idx, new_idx = reader.index(act_id, from_version), reader.index(act_id, to_version)
     entries = [DiffEntry(r["article_id"], r["number"], r["change"], r["old_text"], r["new_text"],
                          r["unified_diff"] or "", r["old_hash"], r["new_hash"],
