@@ -1,10 +1,12 @@
 """German statutes (BGB, GG, HGB, StGB, StPO, ZPO) as Dagster assets, one partition per act.
 
 Thin binding of :mod:`pipelines.statutes.de.build`. A partition materialization builds every
-source of its act oldest text state first (the BGB: the bundestag/gesetze Markdown, ~2021-12-21,
-then the gesetze-im-internet PDF, 2024-11-28), so each version's diff runs against its
-predecessor; a version whose GX suites fail is never published (the build raises, naming the
-failed expectations) and the last good version keeps serving. Unchanged sources are reused, so a
+source of its act oldest text state first (the BGB: the 2012-12-02 and 2013-01-11 text states of
+``de/gesetze-versions``, the bundestag/gesetze Markdown, ~2021-12-21, then the gesetze-im-internet
+PDF, 2024-11-28; GG, StGB and ZPO: two 2012 text states, then the ~2021 Markdown), so each
+version's diff runs against its predecessor and the newest is served; a version whose GX suites
+fail is never published (the build raises, naming the failed expectations) and the last good
+version keeps serving. Unchanged sources are reused, so a
 re-run is cheap. The index asset embeds the act's served version (cache-aware) into the search
 backend with the German analyser.
 """

@@ -59,3 +59,31 @@ def test_broken_source_publishes_nothing(tmp_path: Path, sample_dir: Path):
     assert not result.success
     assert CorpusStore(Layout(tmp_path / "home")).current_version("de:gg") is None
     assert not result.asset_materializations_for_node("de__statutes__search_index")
+
+
+def test_gg_partition_publishes_the_2012_text_states_and_serves_the_newest(tmp_path: Path, sample_dir: Path):
+    # issue 16, point 4: de/gesetze-versions/gg_<date>.md beside gg.md, through the same job
+    sample = _gg_only(sample_dir, tmp_path / "samples")
+    (sample / "de" / "gesetze-versions").mkdir()
+    for v in ("2012-08-03", "2012-08-06"):
+        shutil.copy(sample_dir / "de" / "gesetze-versions" / f"gg_{v}.md", sample / "de" / "gesetze-versions")
+    result = _run(tmp_path / "home", sample)
+    assert result.success
+    [mat] = result.asset_materializations_for_node("de__statutes__published")
+    md = {k: v.value for k, v in mat.metadata.items()}
+    assert md["published_versions"] == "2012-08-03, 2012-08-06, 2020-09-29"
+    assert md["serving_version"] == md["version"] == "2020-09-29"
+    rows = [ln for ln in md["versions"].splitlines() if ln.startswith("| 2")]
+    assert rows[0].startswith("| 2012-08-03 | markdown |") and rows[0].endswith("| built | first version |")
+    assert rows[1].startswith("| 2012-08-06 | markdown |") and rows[1].endswith("| built | 1 changed |")  # Art. 93
+    assert rows[2].startswith("| 2020-09-29 | markdown |")
+    [check] = [e.asset_check_evaluation_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert check.passed and check.metadata["version"].value == "2020-09-29"
+    # a re-run republishes nothing: every version reused, the same one served, nothing embedded
+    again = _run(tmp_path / "home", sample)
+    [mat] = again.asset_materializations_for_node("de__statutes__published")
+    rows = [ln for ln in mat.metadata["versions"].value.splitlines() if ln.startswith("| 2")]
+    assert len(rows) == 3 and all("| reused |" in r for r in rows)
+    assert mat.metadata["serving_version"].value == "2020-09-29"
+    [idx] = again.asset_materializations_for_node("de__statutes__search_index")
+    assert idx.metadata["embedded_chunks"].value == 0 and idx.metadata["version"].value == "2020-09-29"
