@@ -18,6 +18,9 @@ function and the flows only decide order, retries and caching. What Prefect adds
 * **gating**: a failed Great Expectations check raises, the flow fails and ``publish`` never runs
   for that version, so the last good version keeps serving (same suites as the Dagster checks,
   ``pipelines.statutes.checks``).
+* **notifications**: after each publication (and its index) the ``notify`` task sends the webhook
+  events of that version (``pipelines.subscriptions``); delivery retries live in the outbox, so a
+  receiver that is down never fails the refresh (``webhook-outbox`` delivers what falls due later).
 
 Flows read ``core.settings.Settings`` (``LEXPIPE_*``) inside the run; ``home`` overrides
 ``LEXPIPE_HOME``. Importing this module first sets Prefect's offline/quiet environment

@@ -23,7 +23,7 @@ import hmac
 import json
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -362,13 +362,14 @@ def publication_href(base_url: str, act_id: str, version: str) -> str:
 
 
 def atom(layout: Layout, since: str | dt.datetime | None = None, act: str | None = None, limit: int = 50, *,
-         base_url: str = "", now: dt.datetime | None = None) -> str:
+         base_url: str = "", feed_path: str = "/changes.atom", now: dt.datetime | None = None) -> str:
     """The feed as an Atom 1.0 document (RFC 4287), one ``<entry>`` per publication, newest first.
 
     Without ``since``: the latest ``limit`` publications (what a feed reader polls). With
     ``since`` (cursor or timestamp): the page after it, with a ``rel="next"`` link when more
-    follow. Entry links point at ``{base_url}/changes/{act}/{version}`` (relative without
-    ``base_url``); ``content`` lists the changed units with their word diffs."""
+    follow. ``rel="self"``/``"next"`` point at ``{base_url}{feed_path}?…``, entry links at
+    ``{base_url}/changes/{act}/{version}`` (relative without ``base_url``); ``content`` lists the
+    changed units with their word diffs. ``FeedError`` as :func:`changes`."""
     _check_act(act)
     _check_limit(limit)
     if since is None or since == "":
@@ -388,9 +389,9 @@ def atom(layout: Layout, since: str | dt.datetime | None = None, act: str | None
     params = {k: v for k, v in (("act", act), ("limit", str(limit))) if v}
     base = base_url.rstrip("/")
     self_params = {**params, **({"since": page.since} if page.since else {})}
-    _sub(feed, "link", rel="self", href=f"{base}/changes.atom?{urlencode(self_params)}")
+    _sub(feed, "link", rel="self", href=f"{base}{feed_path}?{urlencode(self_params)}")
     if page.has_more and page.next_cursor:
-        _sub(feed, "link", rel="next", href=f"{base}/changes.atom?{urlencode({**params, 'since': page.next_cursor})}")
+        _sub(feed, "link", rel="next", href=f"{base}{feed_path}?{urlencode({**params, 'since': page.next_cursor})}")
     for e in sorted(page.entries, key=lambda e: (e.published_at, e.act_id, e.version), reverse=True):
         el = _sub(feed, "entry")
         _sub(el, "id", e.id)
