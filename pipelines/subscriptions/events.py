@@ -118,7 +118,7 @@ def build_events(layout: Layout, pub: Publication, subscriptions: list[Subscript
         if sub.act_id != pub.act_id:
             continue
         if sub.kind == "act":
-            events.append(_event(sub, pub, article_changes(pub) if pub.from_version else [], max_changes=max_changes,
+            events.append(_event(sub, pub, article_changes(tables.rows) if pub.from_version else [], max_changes=max_changes,
                                  now=now))
         elif sub.kind == "unit":
             if pub.from_version is None:
@@ -140,7 +140,7 @@ def build_events(layout: Layout, pub: Publication, subscriptions: list[Subscript
             if delta.empty:
                 continue
             hit_ids = {h["article_id"] for h in (*delta.entered, *delta.left, *delta.changed)}
-            changes = [c for c in article_changes(pub) if c.article_id in hit_ids]
+            changes = [c for c in article_changes(tables.rows) if c.article_id in hit_ids]
             events.append(_event(sub, pub, changes, max_changes=max_changes, now=now,
                                  query={"text": sub.query, "k": sub.k, "retriever": sub.retriever, **delta.to_dict()}))
     return Built(events, deferred)

@@ -48,10 +48,9 @@ class UnitChange:
         return dict(self.__dict__)
 
 
-def article_changes(pub: Publication) -> list[UnitChange]:
-    """The diff table's rows as changes (article level)."""
-    return [UnitChange(r["article_id"], r["article_id"], "article", r["change"], r["old_text"], r["new_text"],
-                       r["unified_diff"], number=r["number"]) for r in pub.diff_rows()]
+def article_changes(rows: list[dict]) -> list[UnitChange]:
+    """Diff table rows (``Publication.diff_rows()``) as changes (article level)."""
+    return [_article_row_change(r) for r in rows]
 
 
 # ----------------------------------------------------------------------------------------------
