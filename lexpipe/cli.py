@@ -499,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--version", action="append")
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_index)
-    p = sub.add_parser("serve", help="the HTTP search API on 127.0.0.1")
+    p = sub.add_parser("serve", help="the HTTP API on 127.0.0.1: search, point-in-time reads, exports (docs/api.md)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--home", help="override LEXPIPE_HOME")
