@@ -361,18 +361,21 @@ class GermanDiff:
 
     def markdown(self) -> str:
         rows = self.table.to_pylist()
+        unit = next((a.unit for a in german_acts().values() if a.act_id == self.act_id), "§")
+        label = "§" if unit == "§" else "Art."  # the Grundgesetz numbers Artikel
         lines = [f"# {self.summary()}", "",
                  "Texts compared after normalising quotes, dashes and spaces (the two sources print them "
-                 "differently); `removed`: the § is not printed at all in the newer text state; `editorial`: "
-                 "not an amendment — the same words in another form (\"Ort\"/\"Orte\", "
-                 "\"Vorschriften finden\"/\"Vorschrift findet\", punctuation), see "
-                 "`pipelines.statutes.de.sources_classify`.", ""]
+                 "differently), without the publisher's footnotes; `removed`: the § is not printed at all in the "
+                 "newer text state; `editorial`: not an amendment — the same words in another form (\"Ort\"/\"Orte\", "
+                 "\"Vorschriften finden\"/\"Vorschrift findet\", punctuation; see "
+                 "`pipelines.statutes.de.sources_classify`), the same characters spaced otherwise, or a § "
+                 "repealed in both versions.", ""]
         for kind in ("added", "repealed", "removed", "changed", "editorial"):
             sel = [r for r in rows if r["change"] == kind]
             if sel:
                 lines += [f"## {kind} ({len(sel)})", ""]
                 for r in sel:
-                    lines += [f"### § {r['number']}", "", r["unified_diff"] or "(no text)", ""]
+                    lines += [f"### {label} {r['number']}", "", r["unified_diff"] or "(no text)", ""]
         return "\n".join(lines)
 
 

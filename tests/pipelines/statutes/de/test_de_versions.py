@@ -139,6 +139,13 @@ def test_pair_diff_names_exactly_the_amended_units(german_versions, act_id):
     assert result.diff.counts() == {kind: len(expected.get(kind, ())) for kind in DIFF_KINDS}
     for r in rows:
         assert EVIDENCE[r["article_id"]] in r["unified_diff"], (r["article_id"], r["unified_diff"][:300])
+    # the readable summary published beside it lists the same units, labelled as the act cites them
+    md = (german_versions.layout.version_dir(act_id, new) / f"diff_from_{old}.md").read_text(encoding="utf-8")
+    label = "Art." if act_id == "de:gg" else "§"
+    assert md.count("\n### ") == sum(len(ids) for ids in expected.values())
+    for kind, ids in expected.items():
+        assert f"\n## {kind} ({len(ids)})\n" in md
+        assert all(f"\n### {label} {i.rsplit(':', 1)[1]}\n" in md for i in ids), md[:2000]
 
 
 def test_bgb_10_weggefallen_moved_into_the_heading_is_no_change(sample_dir, german_versions):
