@@ -24,7 +24,7 @@ def webhook_settings(home: Path, **over):
     """Short timeouts and a small attempt budget; backoffs are slept on a fake clock."""
     from core.settings import Settings
 
-    return Settings(**{"home": home, "webhook_timeout_s": 0.25, "webhook_max_attempts": 4,
+    return Settings(**{"home": home, "webhook_timeout_s": 0.5, "webhook_max_attempts": 4,
                        "webhook_backoff_base_s": 1.0, "webhook_backoff_max_s": 8.0, "webhook_run_budget_s": 3600.0,
                        **over})
 

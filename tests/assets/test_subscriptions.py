@@ -49,7 +49,7 @@ def kc_home(corpus_home: Path, tmp_path: Path) -> Layout:
 
 
 def _materialize(layout: Layout, version: str, monkeypatch: pytest.MonkeyPatch) -> dg.MaterializeResult:
-    monkeypatch.setenv("LEXPIPE_WEBHOOK_TIMEOUT_S", "0.5")
+    monkeypatch.setenv("LEXPIPE_WEBHOOK_TIMEOUT_S", "5")
     monkeypatch.setenv("LEXPIPE_WEBHOOK_MAX_ATTEMPTS", "1")  # no backoff wait in this test
     with dg.DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions("pl_kc_versions", [OLD, NEW])
