@@ -72,6 +72,24 @@ class Settings(BaseSettings):
         "outbox for the next run (the webhook_outbox sensor, or the next publication)."))
     webhook_max_changes: int = Field(500, ge=1, description=(
         "Webhooks: changed units listed in one event at most; the rest is in the change feed."))
+    # the HTTP API's hardening (lexpipe/api/security.py, docs/configuration.md)
+    api_key_hashes: str = Field("", description=(
+        "API: comma-separated sha256 hex digests of the API keys allowed to write (/subscriptions, /events); "
+        "`lexpipe api-key` prints a new key and its digest. None: every write is refused (401)."))
+    api_key_hashes_file: Path | None = Field(None, description=(
+        "API: a file of further key digests, one a line (# comments allowed)."))
+    api_rate_read_per_s: float = Field(20.0, gt=0, description=(
+        "API: reads (every endpoint but /subscriptions and /events) refilled per second, per client IP and per key."))
+    api_rate_read_burst: int = Field(120, ge=1, description="API: reads allowed at once (the bucket's size).")
+    api_rate_write_per_s: float = Field(0.5, gt=0, description=(
+        "API: writes (/subscriptions, /events) refilled per second, per client IP and per key."))
+    api_rate_write_burst: int = Field(20, ge=1, description="API: writes allowed at once (the bucket's size).")
+    api_max_body_bytes: int = Field(65536, ge=1, description="API: the largest request body (larger: 413).")
+    api_cors_origins: str = Field("", description=(
+        "API: comma-separated origins allowed by CORS (`*` for any); none by default (no CORS headers)."))
+    api_webhook_allow_networks: str = Field("", description=(
+        "API: comma-separated addresses or CIDR networks a subscription URL may point at although they are "
+        "private, loopback, link-local or reserved (e.g. 127.0.0.1 for tests). None by default."))
 
 
 def get_settings() -> Settings:

@@ -1,8 +1,13 @@
 """The HTTP app: one FastAPI app, one router per concern, the services on ``app.state``.
 
 Routers: search (``/search``, ``/health``), acts (``/acts…``: versions, toc, diff), units
-(``/units/{id}`` at a date, history), export (``/acts/{act}/versions/{v}/download``). A new concern is
-one module with a ``router`` and one ``include_router`` line below.
+(``/units/{id}`` at a date, history), export (``/acts/{act}/versions/{v}/download``), changes (the change
+feed: ``/changes``, ``/changes.atom``, ``/changes/{act}/{v}``), subscriptions (webhooks: ``/subscriptions…``,
+``/events/{id}…``; API key required). A new concern is one module with a ``router`` and one
+``include_router`` line below.
+
+Hardening (:mod:`lexpipe.api.security`, ``LEXPIPE_API_*`` settings): API keys for writes, rate limits per
+client IP and per key (429 + Retry-After), a body size limit (413), CORS only for configured origins.
 
 Errors: a read the corpus cannot answer is 404 (unknown act, version, unit, table) or 422 (malformed
 or uncovered date, a version pair that cannot be compared) with ``{"detail": message}``; invalid
@@ -14,11 +19,17 @@ from __future__ import annotations
 
 import logging
 
+from typing import Callable
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
-from lexpipe.api import acts, export, search, units
+from core.layout import Layout
+from core.settings import Settings, get_settings
+from lexpipe.api import acts, changes, export, search, subscriptions, units
+from lexpipe.api.security import HardeningMiddleware, Security
 from pipelines.reads import InvalidRead, NotFound, ReadError, ReadService
 from pipelines.retrieval.service import SearchService
 
@@ -31,20 +42,42 @@ DESCRIPTION = """Search, point-in-time reads and bulk export of the lexpipe corp
   held versions, the hierarchy at a date, the changes between two versions.
 * `/units/{unit_id}?as_of=`: a unit's wording in force at a date; `/units/{unit_id}/history`: its changes.
 * `/acts/{act}/versions/{v}/download?format=parquet|jsonl&table=…`: a published table (ETag, byte ranges).
+* `/changes?since=&act=&limit=`, `/changes.atom`, `/changes/{act}/{version}`: the change feed (JSON, Atom).
+* `/subscriptions`, `/events/{event_id}`: webhook subscriptions, their dead letters and delivery log. These
+  need an API key (`Authorization: Bearer <key>` or `X-API-Key`); a key sees only its own subscriptions.
+
+Every client is rate-limited (429 with `Retry-After`); request bodies are limited in size (413).
 """
 
 
-def create_app(service: SearchService | None = None, *, reads: ReadService | None = None) -> FastAPI:
-    """The app over ``service`` (search) and ``reads`` (the corpus); either, when not given, is opened
-    from the settings on first use."""
+def create_app(service: SearchService | None = None, *, reads: ReadService | None = None,
+               layout: Layout | None = None, settings: Settings | None = None,
+               clock: Callable[[], float] | None = None,
+               resolve: Callable[[str], list[str]] | None = None) -> FastAPI:
+    """The app over ``service`` (search), ``reads`` (the corpus) and ``layout`` (the change feed and
+    subscriptions; default: the reads' home); each, when not given, is opened from the settings on
+    first use. ``settings``: the ``LEXPIPE_API_*`` hardening (default: the environment); ``clock``
+    (monotonic seconds) drives the rate limits and ``resolve`` (host → addresses) the webhook URL
+    guard — tests inject both."""
+    settings = settings or get_settings()
     app = FastAPI(title="lexpipe", version="1", description=DESCRIPTION)
     app.state.search = service
     app.state.reads = reads
+    app.state.layout = layout
+    app.state.security = Security.from_settings(settings, clock=clock, resolve=resolve)
     _error_handlers(app)
     app.include_router(search.router)
     app.include_router(acts.router)
     app.include_router(units.router)
     app.include_router(export.router)
+    app.include_router(changes.router)
+    app.include_router(subscriptions.router)
+    app.add_middleware(HardeningMiddleware, security=app.state.security)
+    origins = [o.strip() for o in settings.api_cors_origins.split(",") if o.strip()]
+    if origins:
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST", "DELETE"],
+                           allow_headers=["Authorization", "X-API-Key", "Content-Type"],
+                           expose_headers=["Retry-After", "Link", "ETag", "Content-Range"], max_age=600)
     return app
 
 

@@ -37,3 +37,21 @@ def get_reads(request: Request) -> ReadService:
 
                 state.reads = ReadService.at(get_settings().home)
     return state.reads
+
+
+def get_layout(request: Request):
+    """The home the change feed and the subscriptions live in: the app's ``layout``, else the read
+    service's home, else ``LEXPIPE_HOME``."""
+    from core.layout import Layout
+
+    state = request.app.state
+    if state.layout is None:
+        with _lock:
+            if state.layout is None:
+                if state.reads is not None:
+                    state.layout = Layout(state.reads.home)
+                else:
+                    from core.settings import get_settings
+
+                    state.layout = Layout(get_settings().home)
+    return state.layout
