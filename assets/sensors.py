@@ -329,8 +329,9 @@ class GermanStatuteWatcher(SourceWatcher):
     def __init__(self, *, job: Any, poll_window: dt.timedelta) -> None:
         self.name = "de:statutes"
         self.source_key = dg.AssetKey(["sources", "de_statutes"])
-        self.description = ("The German statute source folder (LEXPIPE_SAMPLE_DIR/de/gesetze, de/gesetze-versions, de/pdf), polled by "
-                            "the source_watch sensor; each observation records one poll (acts, their source hashes).")
+        self.description = ("The German statute source folder (LEXPIPE_SAMPLE_DIR/de/gesetze, de/gesetze-versions, "
+                            "de/pdf), polled by the source_watch sensor; each observation records one poll (acts, "
+                            "their source hashes).")
         self.job = job
         self.poll_window = poll_window
 
