@@ -22,6 +22,7 @@ import logging
 from typing import Callable
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
@@ -29,6 +30,7 @@ from fastapi.responses import JSONResponse
 from core.layout import Layout
 from core.settings import Settings, get_settings
 from lexpipe.api import acts, changes, export, search, subscriptions, units
+from lexpipe.api.models import RATE_LIMITED
 from lexpipe.api.security import HardeningMiddleware, Security
 from pipelines.reads import InvalidRead, NotFound, ReadError, ReadService
 from pipelines.retrieval.service import SearchService
@@ -66,12 +68,8 @@ def create_app(service: SearchService | None = None, *, reads: ReadService | Non
     app.state.layout = layout
     app.state.security = Security.from_settings(settings, clock=clock, resolve=resolve)
     _error_handlers(app)
-    app.include_router(search.router)
-    app.include_router(acts.router)
-    app.include_router(units.router)
-    app.include_router(export.router)
-    app.include_router(changes.router)
-    app.include_router(subscriptions.router)
+    for module in (search, acts, units, export, changes, subscriptions):
+        app.include_router(module.router, responses=RATE_LIMITED)
     app.add_middleware(HardeningMiddleware, security=app.state.security)
     origins = [o.strip() for o in settings.api_cors_origins.split(",") if o.strip()]
     if origins:
@@ -84,7 +82,8 @@ def create_app(service: SearchService | None = None, *, reads: ReadService | Non
 def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"error": "invalid request", "detail": exc.errors()})
+        return JSONResponse(status_code=422, content={"error": "invalid request",
+                                                                   "detail": jsonable_encoder(exc.errors())})
 
     @app.exception_handler(ReadError)
     async def _unreadable(_: Request, exc: ReadError) -> JSONResponse:

@@ -17,6 +17,14 @@ class ErrorOut(BaseModel):
     detail: str = Field(description="what was wrong with the request, and what there is instead")
 
 
+class InvalidOut(BaseModel):
+    """A 422: a request the read layer cannot answer (``detail``: the message), or parameters that fail
+    validation (``error: "invalid request"``, ``detail``: one item per problem)."""
+
+    detail: str | list[dict] = Field(description="the message, or the validation problems (loc, msg, type)")
+    error: str | None = Field(None, description="\"invalid request\" for parameters that fail validation")
+
+
 class ActOut(_Out):
     act_id: str = Field(description="e.g. pl:kc")
     jurisdiction: str
@@ -160,5 +168,10 @@ class DiffOut(_Out):
 
 
 NOT_FOUND = {404: {"model": ErrorOut, "description": "unknown act, version or unit"}}
-UNPROCESSABLE = {422: {"model": ErrorOut, "description": "malformed date, date before the oldest held version, "
+UNPROCESSABLE = {422: {"model": InvalidOut, "description": "malformed date, date before the oldest held version, "
                                                          "or a version pair that cannot be compared"}}
+TOO_LARGE = {413: {"model": ErrorOut, "description": "the request body is larger than LEXPIPE_API_MAX_BODY_BYTES"}}
+RATE_LIMITED = {429: {"model": ErrorOut, "description": "too many requests from this client IP or API key; retry "
+                                                        "after the Retry-After header's seconds",
+                      "headers": {"Retry-After": {"schema": {"type": "integer"},
+                                                  "description": "seconds until a request is allowed again"}}}}

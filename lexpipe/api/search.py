@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel, Field
 
 from lexpipe.api.deps import get_search
+from lexpipe.api.models import TOO_LARGE, ErrorOut
 from pipelines.retrieval.interface import Hit
 from pipelines.retrieval.service import MAX_K, MAX_QUERY_CHARS, InvalidRequest, SearchService
 
@@ -20,6 +21,9 @@ RetrieverParam = Literal["hybrid", "bm25", "dense", "gaius"]
 TargetParam = Literal["statutes", "cases", "both"]
 
 router = APIRouter(tags=["search"])
+
+BAD_SEARCH = {400: {"model": ErrorOut, "description": "a query the service refuses: unknown act, bad status, "
+                                                      "date or version, nothing to search for; POST: a body that is not JSON"}}
 
 
 class SearchBody(BaseModel):
@@ -96,7 +100,7 @@ def run(service: SearchService, body: SearchBody) -> SearchOut:
                      versions=page.versions, hits=[_out(h) for h in page.hits], mix=mix)
 
 
-@router.get("/search", response_model=SearchOut)
+@router.get("/search", response_model=SearchOut, responses=BAD_SEARCH)
 def search_get(q: str = Query(..., min_length=1, max_length=MAX_QUERY_CHARS),
                retriever: RetrieverParam = "hybrid", k: int = Query(10, ge=1, le=MAX_K),
                offset: int = Query(0, ge=0, le=10 * MAX_K), act: list[str] = Query(default_factory=list),
@@ -107,7 +111,7 @@ def search_get(q: str = Query(..., min_length=1, max_length=MAX_QUERY_CHARS),
                                    as_of=as_of, version=version, target=target))
 
 
-@router.post("/search", response_model=SearchOut)
+@router.post("/search", response_model=SearchOut, responses={**BAD_SEARCH, **TOO_LARGE})
 def search_post(body: SearchBody, service: SearchService = Depends(get_search)) -> SearchOut:
     return run(service, body)
 

@@ -21,7 +21,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Res
 from pydantic import BaseModel, ConfigDict, Field
 
 from lexpipe.api.deps import get_layout
-from lexpipe.api.models import ErrorOut
+from lexpipe.api.models import TOO_LARGE, ErrorOut, InvalidOut
 from lexpipe.api.security import require_key
 from pipelines.subscriptions import delivery, store
 
@@ -107,8 +107,8 @@ def _not_found(exc: Exception) -> HTTPException:
 
 
 @router.post("/subscriptions", status_code=201, response_model=CreatedOut, responses={
-    **UNAUTHORIZED, 422: {"model": ErrorOut, "description": "not a valid subscription (the message says why), or "
-                                                            "a URL pointing at a private address"}})
+    **UNAUTHORIZED, **TOO_LARGE, 400: {"model": ErrorOut, "description": "a body that is not JSON"}, 422: {"model": InvalidOut, "description": "not a valid subscription (the message says why), or "
+                                                            "a URL pointing at a private address, or a body that fails validation"}})
 def create(request: Request, body: SubscriptionBody, owner: str = Depends(require_key),
            layout=Depends(get_layout)) -> CreatedOut:
     """Subscribe a URL; the answer carries the signing secret, which is never shown again."""
