@@ -194,8 +194,8 @@ class UrlGuard:
             return None
         host = host.rstrip(".").lower()
         if host in METADATA_HOSTS or host == "localhost" or host.endswith(".localhost"):
-            if not self.allow:
-                return f"url host {host!r} is internal; webhooks must point at a public address"
+            # always: the allow list names addresses (http://127.0.0.1:…), never these names
+            return f"url host {host!r} is internal; webhooks must point at a public address"
         try:
             addresses = [ipaddress.ip_address(host)]
         except ValueError:
