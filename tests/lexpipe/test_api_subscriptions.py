@@ -149,7 +149,7 @@ def _dead_event(layout: Layout, sub: dict, url: str) -> str:
 
 def test_dead_letters_status_and_redelivery(client, layout, httpserver):
     httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
-    url = httpserver.url_for("/hook")
+    url = f"http://127.0.0.1:{httpserver.port}/hook"
     sub = create(client, act="pl:kc", url=url)
     event_id = _dead_event(layout, sub, url)
     dead = client.get(f"/subscriptions/{sub['id']}/dead-letters", headers=A).json()
