@@ -353,6 +353,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_api_key(args: argparse.Namespace) -> int:
+    """A fresh API key and its sha256 digest: the key goes to the client, the digest into
+    LEXPIPE_API_KEY_HASHES (or LEXPIPE_API_KEY_HASHES_FILE); the server never stores the key."""
+    from lexpipe.api.security import new_key
+
+    key, digest = new_key()
+    print(f"key:    {key}")
+    print(f"sha256: {digest}")
+    print("Give the key to the client (Authorization: Bearer <key>); add the sha256 to LEXPIPE_API_KEY_HASHES.",
+          file=sys.stderr)
+    return 0
+
+
 def cmd_prefect(args: argparse.Namespace) -> int:
     """The same steps as Prefect flows, against Prefect's local ephemeral server (offline, quiet)."""
     from rich.table import Table
@@ -504,6 +517,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_serve)
+    p = sub.add_parser("api-key", help="print a new API key for the HTTP API's writes and its sha256 digest "
+                                       "(for LEXPIPE_API_KEY_HASHES)")
+    p.set_defaults(func=cmd_api_key)
     p = sub.add_parser("prefect", help="the corpus refresh, benchmark, answer or Polish case-law job as a "
                                        "Prefect flow (local ephemeral server, offline)")
     p.add_argument("flow", choices=["refresh", "benchmark", "answers", "pl-cases"])
