@@ -78,13 +78,15 @@ class Settings(BaseSettings):
         "`lexpipe api-key` prints a new key and its digest. None: every write is refused (401)."))
     api_key_hashes_file: Path | None = Field(None, description=(
         "API: a file of further key digests, one a line (# comments allowed)."))
-    api_rate_read_per_s: float = Field(20.0, gt=0, description=(
+    api_rate_read_per_s: float = Field(100.0, gt=0, description=(
         "API: reads (every endpoint but /subscriptions and /events) refilled per second, per client IP and per key."))
-    api_rate_read_burst: int = Field(120, ge=1, description="API: reads allowed at once (the bucket's size).")
+    api_rate_read_burst: int = Field(1000, ge=1, description="API: reads allowed at once (the bucket's size).")
     api_rate_write_per_s: float = Field(0.5, gt=0, description=(
         "API: writes (/subscriptions, /events) refilled per second, per client IP and per key."))
-    api_rate_write_burst: int = Field(20, ge=1, description="API: writes allowed at once (the bucket's size).")
-    api_max_body_bytes: int = Field(65536, ge=1, description="API: the largest request body (larger: 413).")
+    api_rate_write_burst: int = Field(30, ge=1, description="API: writes allowed at once (the bucket's size).")
+    api_max_body_bytes: int = Field(131072, ge=1, description=(
+        "API: the largest request body in bytes (larger: 413). The largest valid body, a search of 8000 "
+        "characters, is far below it."))
     api_cors_origins: str = Field("", description=(
         "API: comma-separated origins allowed by CORS (`*` for any); none by default (no CORS headers)."))
     api_webhook_allow_networks: str = Field("", description=(
