@@ -37,7 +37,11 @@ class SubscriptionBody(BaseModel):
     """One of: ``act`` (every publication of the act), ``unit_id`` (the unit and its descendants), or
     ``query`` + ``act`` (+ ``k``, ``retriever``): the hits that entered or left the query's top k."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"url": "https://hooks.example.com/lexpipe", "act": "pl:kc", "description": "every k.c. publication"},
+        {"url": "https://hooks.example.com/lexpipe", "unit_id": "pl:kc:art:709^2"},
+        {"url": "https://hooks.example.com/lexpipe", "act": "pl:kc", "query": "forma umowy leasingu", "k": 5,
+         "retriever": "bm25", "secret": "a-shared-secret-of-32-characters"}]})
 
     url: str = Field(max_length=store.MAX_URL, description="http(s) URL the signed POSTs go to (public address)")
     secret: str | None = Field(None, min_length=store.SECRET_MIN, max_length=store.SECRET_MAX,
