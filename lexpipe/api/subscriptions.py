@@ -188,12 +188,20 @@ def event(event_id: str = EVENT_ID, owner: str = Depends(require_key), layout=De
 @router.post("/events/{event_id}/redeliver", response_model=EventOut, responses={
     **UNAUTHORIZED, **NOT_FOUND, 409: {"model": ErrorOut, "description": "the event is not dead-lettered"}})
 def redeliver(event_id: str = EVENT_ID, owner: str = Depends(require_key), layout=Depends(get_layout)) -> EventOut:
-    """Put a dead-lettered event back in the outbox with a fresh attempt budget and attempt it now."""
+    """Put a dead-lettered event back in the outbox with a fresh attempt budget and attempt it once now
+    (``status``: delivered, or pending with ``next_attempt_at`` when the receiver failed again)."""
     _own_event(layout, event_id, owner)
     try:
-        ev = delivery.redeliver(layout, event_id)
+        delivery.redeliver(layout, event_id, deliver=False)
     except delivery.EventNotFound as exc:
         raise _not_found(exc) from None
     except delivery.NotDeadLettered as exc:
         raise HTTPException(status_code=409, detail=str(exc)) from None
-    return EventOut(**ev.to_dict())
+    # one attempt now (at most LEXPIPE_WEBHOOK_TIMEOUT_S); a retry it asks for is left to the next
+    # delivery run rather than held in this request for the run budget
+    deliverer = delivery.Deliverer(layout)
+    try:
+        deliverer.run(ids=[event_id], budget_s=0)
+    finally:
+        deliverer.close()
+    return EventOut(**delivery.event_status(layout, event_id).to_dict())

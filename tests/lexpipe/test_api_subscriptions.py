@@ -165,3 +165,16 @@ def test_dead_letters_status_and_redelivery(client, layout, httpserver):
     assert again.status_code == 409 and "not dead-lettered" in again.json()["detail"]
     assert client.get("/events/evt_missing", headers=A).status_code == 404
     assert client.get(f"/subscriptions/{sub['id']}/dead-letters", headers=A).json() == []
+
+
+def test_a_failed_redelivery_is_answered_at_once_and_left_pending(client, layout, httpserver):
+    httpserver.expect_request("/down", method="POST").respond_with_data("busy", status=503)
+    url = f"http://127.0.0.1:{httpserver.port}/down"
+    sub = create(client, act="pl:kc", url=url)
+    event_id = _dead_event(layout, sub, url)
+    started = time.monotonic()
+    r = client.post(f"/events/{event_id}/redeliver", headers=A)
+    assert r.status_code == 200 and r.json()["status"] == "pending" and r.json()["next_attempt_at"], r.text
+    assert time.monotonic() - started < 5  # no waiting for the retry inside the request
+    attempts = client.get(f"/events/{event_id}", headers=A).json()["attempts"]
+    assert [(a["status_code"], a["outcome"]) for a in attempts] == [(410, "dead"), (503, "retry")]
