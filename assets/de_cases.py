@@ -14,18 +14,17 @@ and no refused record reached the stored cases.
 
 import json
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import pyarrow as pa
 
+from assets.metadata import gx_check_result, md_table as _md, reason_summary, run_settings
 from assets.resources import CorpusStorage, ParseConfig, SearchConfig
 from connectors.case_store import CaseStore
 from connectors.openlegaldata import (OldpPaths, OpenLegalDataSettings, SyncReport,
                                       case_sync_from_settings)
-from core.settings import get_settings
 
 KEY = ["cases", "openlegaldata"]
 GROUP = "de_cases"
@@ -40,21 +39,6 @@ class CaseSyncConfig(dg.Config):
     max_requests: int | None = None  # stop after this many list requests (resumes next run)
 
 
-def reason_summary(reasons: list[list[str]]) -> list[tuple[str, int]]:
-    """How often each kind of problem occurs: the text before ':' of every reason (the field,
-    or 'not valid JSON' / 'record is not a JSON object'), most frequent first."""
-    counts: Counter[str] = Counter()
-    for rec in reasons:
-        counts.update({r.split(":", 1)[0].strip() for r in rec})
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def _md(rows: list[tuple[Any, ...]], header: tuple[str, ...]) -> dg.MarkdownMetadataValue:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
-    return dg.MetadataValue.md("\n".join(lines))
-
-
 def _store(storage: CorpusStorage) -> CaseStore:
     return CaseStore(OldpPaths(Path(storage.home)).store_root)
 
@@ -65,12 +49,7 @@ def _store(storage: CorpusStorage) -> CaseStore:
                       "records quarantined with their reasons.")
 def openlegaldata_cases(context: dg.AssetExecutionContext, storage: CorpusStorage,
                         config: CaseSyncConfig) -> dg.MaterializeResult:
-    updates: dict[str, Any] = {"home": Path(storage.home)}
-    if config.offline is not None:
-        updates["offline"] = config.offline
-    if config.sample_dir:
-        updates["sample_dir"] = Path(config.sample_dir)
-    settings = get_settings().model_copy(update=updates)
+    settings = run_settings(storage.home, config.offline, config.sample_dir)
     oldp = OpenLegalDataSettings()
     if config.sync_mode:
         oldp = oldp.model_copy(update={"sync_mode": config.sync_mode})
@@ -188,15 +167,8 @@ def case_chunks_valid(storage: CorpusStorage, parse_config: ParseConfig) -> dg.A
     from pipelines.case_law.case_build import read_staged
     from pipelines.case_law.chunks import validate_case_chunks
 
-    report = validate_case_chunks(read_staged(storage.layout), max_tokens=parse_config.chunk_max_tokens)
-    failed = [(f.expectation, f.column or "", f"{f.reason} ({f.unexpected_count} rows; e.g. "
-               f"{', '.join(f.examples[:3])})") for f in report.failed]
-    return dg.AssetCheckResult(
-        passed=report.success,
-        description="all expectations met" if report.success else f"{len(failed)} expectation(s) failed",
-        metadata={"evaluated_expectations": report.evaluated, "failed_expectations": len(failed),
-                  "rows": report.row_count, "seconds": round(report.duration_s, 2),
-                  "failures": _md(failed, ("expectation", "column", "details"))})
+    return gx_check_result(validate_case_chunks(read_staged(storage.layout),
+                                                max_tokens=parse_config.chunk_max_tokens))
 
 
 @dg.asset(key=["cases", "search_index"], deps=[case_chunks], group_name=GROUP,

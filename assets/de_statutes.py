@@ -18,6 +18,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from assets.metadata import md_table as _md
 from assets.resources import CorpusStorage, ParseConfig, SearchConfig
 from core.settings import get_settings
 from pipelines.statutes.store import CorpusStore
@@ -32,12 +33,6 @@ acts = dg.StaticPartitionsDefinition(sorted(ACTS))
 
 class GermanSourceConfig(dg.Config):
     sample_dir: str | None = None  # default: LEXPIPE_SAMPLE_DIR
-
-
-def _md(rows: list[tuple], header: tuple[str, ...]) -> dg.MarkdownMetadataValue:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
-    return dg.MetadataValue.md("\n".join(lines))
 
 
 @dg.asset(key=["de", "statutes", "published"], partitions_def=acts, group_name=GROUP, kinds={"parquet"},

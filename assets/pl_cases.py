@@ -26,11 +26,10 @@ from typing import Any
 
 import dagster as dg
 
-from assets.de_cases import _md, reason_summary
+from assets.metadata import gx_check_result, md_table as _md, reason_summary, run_settings
 from assets.resources import CorpusStorage, ParseConfig, SearchConfig
 from core.atomic import atomic_write_json
 from core.layout import Layout
-from core.settings import get_settings
 
 GROUP = "pl_cases"
 SYNC_KEY = ["cases", "pl", "saos"]
@@ -60,16 +59,9 @@ class SaosSyncConfig(dg.Config):
                       "crash-safe sync into the judgment store; malformed records quarantined with reasons.")
 def saos_judgments(context: dg.AssetExecutionContext, storage: CorpusStorage,
                    config: SaosSyncConfig) -> dg.MaterializeResult:
-    from pathlib import Path
-
     from connectors.saos import judgment_sync_from_settings
 
-    updates: dict[str, Any] = {"home": Path(storage.home)}
-    if config.offline is not None:
-        updates["offline"] = config.offline
-    if config.sample_dir:
-        updates["sample_dir"] = Path(config.sample_dir)
-    settings = get_settings().model_copy(update=updates)
+    settings = run_settings(storage.home, config.offline, config.sample_dir)
     sync = judgment_sync_from_settings(settings)
     t0 = time.perf_counter()
     report = sync.sync(max_pages=config.max_pages)
@@ -150,14 +142,7 @@ def pl_case_chunks(context: dg.AssetExecutionContext, storage: CorpusStorage,
 def pl_case_chunks_valid(storage: CorpusStorage, parse_config: ParseConfig) -> dg.AssetCheckResult:
     from pipelines.case_law.pl.build import validate_staged_pl_chunks
 
-    report = validate_staged_pl_chunks(storage.layout, max_tokens=parse_config.chunk_max_tokens)
-    failed = [(f.expectation, f.column or "", f"{f.reason} ({f.unexpected_count} rows; e.g. "
-               f"{', '.join(f.examples[:3])})") for f in report.failed]
-    return dg.AssetCheckResult(
-        passed=report.success,
-        description="all expectations met" if report.success else f"{len(failed)} expectation(s) failed",
-        metadata={"evaluated_expectations": report.evaluated, "failed_expectations": len(failed),
-                  "rows": report.row_count, "failures": _md(failed, ("expectation", "column", "details"))})
+    return gx_check_result(validate_staged_pl_chunks(storage.layout, max_tokens=parse_config.chunk_max_tokens))
 
 
 @dg.asset(key=["cases", "pl", "search_index"], deps=[pl_case_chunks], group_name=GROUP,
