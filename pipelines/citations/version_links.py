@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 
 from core.layout import Layout
 from pipelines.statutes.diff import editorial_form
-from pipelines.statutes.store import CorpusStore
+from pipelines.statutes.store import CorpusStore, version_in_force
 
 STATUSES = ("in_force", "repealed", "pending", "not_in_version", "act_not_held")
 _WS = re.compile(r"\s+")
@@ -101,9 +101,8 @@ class HeldVersions:
             return None, False
         if on is None:
             return versions[-1], False
-        iso = on.isoformat()
-        before = [v for v in versions if v <= iso]
-        return (before[-1], True) if before else (versions[0], False)
+        i = version_in_force(versions, on.isoformat())
+        return (versions[i], True) if i >= 0 else (versions[0], False)
 
     def link(self, unit_id: str, act_id: str, on: date | None) -> VersionLink:
         version, exact = self.version_on(act_id, on)

@@ -11,7 +11,6 @@ read. The served version is the one ``current.json`` names (the newest published
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 import json
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from core.layout import Layout
 from pipelines.reads.cache import FileCache
 from pipelines.reads.dates import parse_day
 from pipelines.reads.errors import NotCovered, NotFound, UnknownAct, UnknownTable, UnknownUnit, UnknownVersion
-from pipelines.statutes.store import CorpusStore
+from pipelines.statutes.store import CorpusStore, version_in_force
 from schemas.acts import Act, registry
 
 STRUCTURE_LEVELS = frozenset({"book", "part", "title", "division", "chapter", "section", "subdivision", "subtitle",
@@ -169,11 +168,11 @@ class CorpusReader:
 
         NotCovered when ``day`` is before the oldest held version: what was in force then is unknown."""
         versions = self.held_versions(act_id)
-        i = bisect.bisect_right(versions, day.isoformat())
-        if i == 0:
+        i = version_in_force(versions, day.isoformat())
+        if i < 0:
             raise NotCovered(f"{day.isoformat()} is before the oldest held version of {act_id} ({versions[0]}); "
                              f"held versions: {', '.join(versions)}")
-        return versions[i - 1], (versions[i] if i < len(versions) else None)
+        return versions[i], (versions[i + 1] if i + 1 < len(versions) else None)
 
     def version_dir(self, act_id: str, version: str) -> Path:
         return self.layout.version_dir(act_id, version)

@@ -7,12 +7,13 @@ which is itself replaced atomically. A failed build leaves the published version
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,6 +25,14 @@ from schemas.arrow import SCHEMAS, conform
 
 class CorpusError(RuntimeError):
     pass
+
+
+def version_in_force(versions: Sequence[str], day: str) -> int:
+    """Index in ``versions`` (ISO dates, oldest first) of the version in force on ``day`` (ISO):
+    the newest on or before it, since a held version stands for the act from its date until the
+    next held version; -1 when ``day`` precedes them all. The one rule of point-in-time reads
+    (``pipelines/reads``) and of version-aware citation links (``pipelines/citations``)."""
+    return bisect.bisect_right(list(versions), day) - 1
 
 
 def write_table(path: Path, table: pa.Table, kind: str) -> None:

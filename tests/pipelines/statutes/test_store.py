@@ -45,3 +45,15 @@ def test_schema_violation_is_refused_before_anything_is_written(tmp_home):
     assert not (tmp_home.staging_dir("pl:kc", "2025-11-13") / "articles.parquet").exists()
     with pytest.raises(CorpusError, match="nothing staged"):
         store.publish("pl:kc", "2025-11-13", {})
+
+
+def test_version_in_force_is_the_newest_on_or_before_the_day():
+    from pipelines.statutes.store import version_in_force
+
+    versions = ["2016-09-22", "2025-12-10"]
+    assert version_in_force(versions, "2016-09-22") == 0
+    assert version_in_force(versions, "2020-01-01") == 0
+    assert version_in_force(versions, "2025-12-10") == 1
+    assert version_in_force(versions, "2030-01-01") == 1
+    assert version_in_force(versions, "2011-03-17") == -1
+    assert version_in_force([], "2020-01-01") == -1
