@@ -66,3 +66,13 @@ def test_a_bad_selection_is_refused_before_anything_runs(tmp_path: Path, monkeyp
     assert main(argv) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "home").exists() and not (tmp_path / "dagster_home").exists()
+
+
+def test_unknown_case_law_collection_is_refused_naming_the_known_ones(tmp_path) -> None:
+    from core.settings import Settings
+    from lexpipe.runner import run_cases
+
+    with pytest.raises(KeyError, match="unknown case-law collection 'fr:cases'; known: de:cases, pl:cases"):
+        run_cases(Settings(home=tmp_path), collection="fr:cases")
+    with pytest.raises(KeyError, match="no act 'pl:casez'|pl:casez"):
+        _selected(_args(acts=["pl:casez"]))
