@@ -2,7 +2,8 @@
 
     lexpipe/     entry points: CLI, API app, runner, Prefect flows
     assets/      Dagster bindings
-    pipelines/   steps: answers > benchmarks > subscriptions > retrieval > reads > citations > case_law > statutes > shared
+    pipelines/   steps: answers > benchmarks > subscriptions > tools > retrieval > resolver > reads > citations > case_law >
+                 statutes > shared
     connectors/  sources and clients (HTTP, landing zone, ELI, Open Legal Data, LLM)
     schemas/     contracts: act registry, Arrow schemas, GX suites, ES mappings
     core/        storage layout, atomic writes, settings
@@ -21,7 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 LAYERS = ("core", "schemas", "connectors", "pipelines", "assets", "lexpipe")
 # inside pipelines/: a package may import those of its rank or below
 PIPELINE_RANK = {"pdf_lines": 0, "chunking": 0, "validation": 0, "linear_model": 0, "statutes": 1,
-                 "case_law": 2, "citations": 3, "reads": 3.5, "retrieval": 4, "subscriptions": 4.5,
+                 "case_law": 2, "citations": 3, "reads": 3.5, "resolver": 3.7, "retrieval": 4, "tools": 4.2,
+                 "subscriptions": 4.5,
                  "benchmarks": 5, "answers": 6}
 
 
