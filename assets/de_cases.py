@@ -202,12 +202,12 @@ def case_search_index(context: dg.AssetExecutionContext, storage: CorpusStorage,
                       "extraction linked to statute unit ids): a prior for retrieval and a view of what "
                       "the courts apply.")
 def case_citation_counts(context: dg.AssetExecutionContext, storage: CorpusStorage) -> dg.MaterializeResult:
-    from pipelines.case_law.case_build import case_store, chunks_root, write_parquet
+    from pipelines.case_law.case_build import case_store, write_parquet
     from pipelines.citations.counts import citation_counts
 
     t0 = time.perf_counter()
     table = citation_counts(case_store(storage.layout).cases())
-    path = chunks_root(storage.layout).parent / "citation_counts.parquet"
+    path = storage.layout.case_citations("de")
     write_parquet(path, table)
     top = table.slice(0, 15).select(["unit_id", "citations", "cases"]).to_pylist()
     return dg.MaterializeResult(metadata={

@@ -37,7 +37,7 @@ SYNC_KEY = ["cases", "pl", "saos"]
 
 def citations_dir(layout: Layout):
     """``$LEXPIPE_HOME/caselaw/pl/citations``: ``links.parquet``, ``cited_by.parquet`` + manifests."""
-    return layout.home / "caselaw" / "pl" / "citations"
+    return layout.case_citations("pl").parent
 
 
 def _store(storage: CorpusStorage):

@@ -8,6 +8,7 @@
         diff_from_<prev-version>.parquet, diff_from_<prev-version>.md, manifest.json
     corpus/<jur>/<act>/current.json      the version being served ({"version": "2025-11-13", ...})
     corpus/<jur>/<act>/.staging/<ver>/   a version being built; promoted by rename when checks pass
+    caselaw/pl/citations/cited_by.parquet, caselaw/de/citation_counts.parquet   statute units the courts cite
     benchmarks/questions.parquet         benchmark questions with gold references (+ questions.json)
     benchmarks/staleness/<jur>/<act>/<ver>.parquet   gold references a version flags (stale or not)
     benchmarks/retrieval_eval/history/   one Parquet file per (run, version): the metrics history
@@ -43,6 +44,16 @@ class Layout:
     @property
     def reports(self) -> Path:
         return self.home / "reports"
+
+    def case_citations(self, jurisdiction: str) -> Path:
+        """Which statute units the court decisions cite: ``caselaw/pl/citations/cited_by.parquet``
+        (SAOS judgments per article; ``links.parquet`` beside it holds each citation) and
+        ``caselaw/de/citation_counts.parquet`` (Open Legal Data: counts per §)."""
+        if jurisdiction == "pl":
+            return self.home / "caselaw" / "pl" / "citations" / "cited_by.parquet"
+        if jurisdiction == "de":
+            return self.home / "caselaw" / "de" / "citation_counts.parquet"
+        raise ValueError(f"no case-law citations for jurisdiction {jurisdiction!r}; known: pl, de")
 
     @property
     def benchmarks(self) -> Path:

@@ -10,6 +10,7 @@ caching what it reads per file and modification time.
     toc.py       the hierarchy of the version in force at a date
     history.py   the versions in which a unit changed, with word diffs
     diffs.py     an act's changes between two held versions (stored or computed), editorial apart
+    citing.py    the court decisions citing a unit (case-law citation tables)
     export.py    one table of a version as Parquet or JSONL, ETag, byte ranges
     corpus.py    CorpusReader: held versions, manifests, per-version unit indices (cached)
     cache.py     per-file caches keyed by (mtime, size, inode)

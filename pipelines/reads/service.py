@@ -11,7 +11,7 @@ import datetime as dt
 from pathlib import Path
 
 from core.layout import Layout
-from pipelines.reads import diffs, export, history, toc, units, versions
+from pipelines.reads import citing, diffs, export, history, toc, units, versions
 from pipelines.reads.corpus import CorpusReader
 
 
@@ -57,3 +57,7 @@ class ReadService:
 
     def export(self, act_id: str, version: str, table: str = "articles", fmt: str = "parquet") -> export.Export:
         return export.export(self.reader, act_id, version, table, fmt)
+
+    def cited_by(self, unit_id: str) -> citing.CitedBy:
+        """The court decisions citing an article / § (``held=False`` when the home has no case law)."""
+        return citing.cited_by(self.reader, unit_id)
