@@ -68,6 +68,9 @@ def act_answers(bench: ActBenchmarks) -> ActAnswers:
             "act_id": ACT_ID, "answerer": name, "questions": out.questions, "stale_skipped": counts["stale_skipped"],
             "invalid_questions": counts["invalid"], "seconds": round(seconds, 1),
             **{f"{k}_{g.replace('–', '_')}": v[k] for g, v in scores.items() for k in ("answer", "context", "joint")},
+            # cited units that do not exist / are not in force at the question's date (pipelines.answers.citation_check)
+            **{f"{k}_{g.replace('–', '_')}": v[k] for g, v in scores.items()
+               for k in ("hallucination_rate", "not_in_force_rate") if k in v},
             "scores": dg.MetadataValue.md("| questions | n | answer | context | joint | failed |\n|---|---:|---:|---:|---:|---:|\n" + rows),
             "first_wrong": dg.MetadataValue.md("| question | gold | chosen | cited |\n|---|---|---|---|\n" + "\n".join(
                 f"| {r['question_id']} | {r['gold_option']} | {r['option']} | {', '.join(r['cited_unit_ids'][:2])} |"

@@ -47,11 +47,14 @@ class AnswerRunOutcome:
 def answers_step(layout: Layout, *, act_id: str, version: str, backend: Any, run_tag: str, llm: Any = None,
                  max_questions: int = 0, progress: Callable[[str], None] | None = None) -> AnswerRunOutcome:
     """Answer every multiple-choice question citing ``act_id`` that is not stale in ``version`` with
-    cited articles (hybrid search over ``backend``), score them and write the run files.
+    cited articles (hybrid search over ``backend``), verify every citation with the citation
+    resolver on the question's date (:mod:`pipelines.answers.citation_check`: the exam's date when
+    the question has one, else ``version``), score them and write the run files.
 
     ``run_tag``: the orchestrator's run id (its first 8 characters end the answer run id).
     ``max_questions``: a stable sample (smallest sha1 of the question id) for quick runs; 0 = all."""
     from pipelines.answers.answer_job import questions_from_benchmark, results_table, score_rows, write_run
+    from pipelines.answers.citation_check import CitationVerifier, question_date, verify_all
     from pipelines.benchmarks.nightly import questions_path, stale_ids_of
     from pipelines.retrieval.interface import Filters, SearchRequest
 
@@ -90,10 +93,13 @@ def answers_step(layout: Layout, *, act_id: str, version: str, backend: Any, run
     seconds = time.perf_counter() - t0
     act = "" if act_id == "pl:kc" else f"{act_id.replace(':', '-')}_"  # the Civil Code's run ids predate the others
     run_id = f"{act}{version}_{name.replace(':', '-').replace('/', '-')}_{run_tag[:8]}"
-    table = results_table(selected, results, run_id=run_id, answerer=name, corpus_version=version)
+    checks = verify_all(CitationVerifier.at(layout.home), results,
+                        [question_date(s.exam_date, version) for s in selected])
+    table = results_table(selected, results, run_id=run_id, answerer=name, corpus_version=version,
+                          citation_checks=checks)
     scores = score_rows(selected, results, {
         "all": lambda s: True,
         f"{REPORT_YEARS[0]}–{REPORT_YEARS[-1]}": lambda s: s.year in REPORT_YEARS,
-    })
+    }, citation_checks=checks)
     path = write_run(layout.benchmarks / "answers", table, scores, run_id=run_id)
     return AnswerRunOutcome(run_id, name, path, table, scores, len(qs), counts, seconds)
