@@ -1,0 +1,192 @@
+"""What the search page adds to the search API's latency (issue 17, point 4: ≤ 10 ms).
+
+    .venv/bin/python bench/web.py [--home .lexpipe] [--queries 20] [--n 5] [--seed 0] [--profile]
+
+The same app ``lexpipe serve`` runs (``create_app`` over ``SearchService.from_settings`` and the
+home's reads, encoder from ``LEXPIPE_ENCODER``: the real one for the real home), in process through
+FastAPI's TestClient (routing, validation, the JSON or HTML answer; no network). For a fixed list of
+real queries — the first ``--queries`` Civil Code questions of the Polish professional exams
+2021–2023 (``<sample dir>/pl/exams``) and, when a German act is served, as many GerLayQA dev
+questions (``<sample dir>/de/gerlayqa/bgb_dev.json``, searched in ``de:bgb``) — it sends
+``GET /search?q=…&k=P`` (JSON) and ``GET /ui/search?q=…`` (the page, P hits a page) back to back,
+in alternating order per repetition so neither always comes second, after one warm-up round of each.
+Both ask the same service with the same parameters (``P`` is read from the first page answer), and
+each pair is checked: the page lists the same articles in the same order as the JSON.
+
+Warm means warm: after the warm-up every query's vector is in the encoder's cache, so the
+figures are the search itself plus each answer's own work; the difference (page − JSON, per
+pair) is what rendering the page costs. Prints p50 / p95 / mean per path and language and the
+added ms at p50 / p95 (of the per-pair differences and of the two distributions). ``--profile``
+profiles the page requests (cProfile) and prints where the page's own time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import glob
+import io
+import json
+import os
+import pstats
+import random
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from reads import cpu_times, pct, stolen_share  # noqa: E402  (bench/, the script's folder)
+
+HIT_ID = re.compile(r'<li[^>]*class="[^"]*\bhit\b[^"]*"[^>]*data-article-id="([^"]+)"')
+# a question's lead-in names its act ("Zgodnie z Kodeksem cywilnym, …"); kept: a real query
+PL_GLOB = ("2021", "2022", "2023")
+
+
+def polish_queries(sample_dir: Path, n: int) -> list[str]:
+    """The first ``n`` distinct Civil Code exam questions (``legal_basis`` ending in "k.c."),
+    2021–2023, in file order."""
+    out: list[str] = []
+    for year in PL_GLOB:
+        for f in sorted(glob.glob(str(sample_dir / "pl" / "exams" / year / "*.jsonl"))):
+            for line in open(f, encoding="utf-8"):
+                r = json.loads(line)
+                if r["legal_basis"].strip().endswith("k.c.") and r["question"] not in out:
+                    out.append(r["question"])
+                    if len(out) == n:
+                        return out
+    if not out:
+        raise SystemExit(f"no exam questions under {sample_dir / 'pl' / 'exams'}")
+    return out
+
+
+def german_queries(sample_dir: Path, n: int) -> list[str]:
+    """The first ``n`` GerLayQA dev questions (lay questions about the BGB, ~1,100 characters)."""
+    path = sample_dir / "de" / "gerlayqa" / "bgb_dev.json"
+    return [q["Question_text"] for q in json.loads(path.read_text(encoding="utf-8"))[:n]]
+
+
+def page_ids(html: str) -> list[str]:
+    from html import unescape
+
+    return [unescape(i) for i in HIT_ID.findall(html)]
+
+
+def row(name: str, xs: list[float]) -> str:
+    return (f"| {name} | {len(xs)} | {statistics.median(xs):.1f} | {pct(xs, .95):.1f} | "
+            f"{statistics.fmean(xs):.1f} |")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--home", default=os.environ.get("LEXPIPE_HOME", ".lexpipe"))
+    ap.add_argument("--sample-dir", default=os.environ.get(
+        "LEXPIPE_SAMPLE_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
+    ap.add_argument("--queries", type=int, default=20, help="queries per language")
+    ap.add_argument("--n", type=int, default=5, help="timed repetitions of every query")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile", action="store_true", help="cProfile the page requests afterwards")
+    args = ap.parse_args()
+
+    from fastapi.testclient import TestClient
+
+    from core.settings import get_settings
+    from lexpipe.api import create_app
+    from pipelines.reads import ReadService
+    from pipelines.retrieval.service import SearchService
+
+    home = Path(args.home).resolve()
+    # one client sends every request: lift the per-client read limit, as bench/reads.py does
+    settings = get_settings().model_copy(update={"home": home, "api_rate_read_burst": 10 ** 9,
+                                                  "api_rate_read_per_s": 1e9})
+    client = TestClient(create_app(SearchService.from_settings(settings), reads=ReadService.at(home),
+                                   settings=settings))
+    served = client.get("/health").json()["serving"]
+    sample_dir = Path(args.sample_dir)
+    sets: dict[str, tuple[list[str], dict]] = {"pl": (polish_queries(sample_dir, args.queries), {})}
+    german = sorted(a for a in served if a.startswith("de:") and a != "de:cases")
+    if "de:bgb" in german:
+        sets["de"] = (german_queries(sample_dir, args.queries), {"act": "de:bgb"})
+
+    first = client.get("/ui/search", params={"q": sets["pl"][0][0]})
+    if first.status_code != 200:
+        raise SystemExit(f"GET /ui/search answered {first.status_code}: {first.text[:300]}")
+    per_page = len(page_ids(first.text))
+    if not per_page:
+        raise SystemExit("GET /ui/search answered no li.hit with data-article-id: is the page built to the contract?")
+
+    def pair(q: str, extra: dict, page_first: bool) -> tuple[float, float]:
+        timed = {}
+        for kind in (("page", "api") if page_first else ("api", "page")):
+            t = time.perf_counter()
+            if kind == "api":
+                r = client.get("/search", params={"q": q, "k": per_page, **extra})
+            else:
+                r = client.get("/ui/search", params={"q": q, **extra})
+            timed[kind] = ((time.perf_counter() - t) * 1000, r)
+        (api_ms, api_r), (page_ms, page_r) = timed["api"], timed["page"]
+        assert api_r.status_code == 200 and page_r.status_code == 200, (q[:60], api_r.text[:200], page_r.text[:200])
+        want = [h["article_id"] for h in api_r.json()["hits"]]
+        assert page_ids(page_r.text) == want, (q[:60], page_ids(page_r.text), want)
+        return api_ms, page_ms
+
+    for queries, extra in sets.values():  # warm-up: every query once each way (vectors cached, pools built)
+        for q in queries:
+            pair(q, extra, page_first=True)
+
+    rng = random.Random(args.seed)
+    load0, cpu0 = os.getloadavg()[0], cpu_times()
+    results: dict[str, dict[str, list[float]]] = {}
+    for lang, (queries, extra) in sets.items():
+        res = results.setdefault(lang, {"api": [], "page": [], "added": []})
+        for rep in range(args.n):
+            order = list(range(len(queries)))
+            rng.shuffle(order)
+            for i in order:
+                api_ms, page_ms = pair(queries[i], extra, page_first=(rep + i) % 2 == 0)
+                res["api"].append(api_ms)
+                res["page"].append(page_ms)
+                res["added"].append(page_ms - api_ms)
+    load1, cpu1 = os.getloadavg()[0], cpu_times()
+
+    print(f"home {home}: served {', '.join(sorted(served))}; {per_page} hits a page; "
+          f"{args.queries} queries a language × {args.n} repetitions (seed {args.seed}), warm, TestClient")
+    if "de" not in sets:
+        print("German: no de:bgb index served under this home, so no German queries")
+    print()
+    print("| path | requests | p50 ms | p95 ms | mean ms |")
+    print("|---|---:|---:|---:|---:|")
+    for lang, res in results.items():
+        print(row(f"{lang}: GET /search (JSON, k={per_page})", res["api"]))
+        print(row(f"{lang}: GET /ui/search (page)", res["page"]))
+        print(row(f"{lang}: added, page − JSON per pair", res["added"]))
+    print()
+    print("| language | added at p50 (p50 page − p50 JSON) ms | added at p95 ms | per-pair added p50 / p95 ms |")
+    print("|---|---:|---:|---:|")
+    for lang, res in results.items():
+        print(f"| {lang} | {statistics.median(res['page']) - statistics.median(res['api']):.1f} | "
+              f"{pct(res['page'], .95) - pct(res['api'], .95):.1f} | "
+              f"{statistics.median(res['added']):.1f} / {pct(res['added'], .95):.1f} |")
+    print()
+    print(f"load average {load0:.2f} → {load1:.2f}; CPU stolen by the hypervisor during the timed runs: "
+          f"{stolen_share(cpu0, cpu1):.1%}; {os.cpu_count()} CPUs")
+
+    if args.profile:
+        prof = cProfile.Profile()
+        for lang, (queries, extra) in sets.items():
+            for q in queries:
+                prof.enable()
+                client.get("/ui/search", params={"q": q, **extra})
+                prof.disable()
+        out = io.StringIO()
+        stats = pstats.Stats(prof, stream=out).sort_stats("cumulative")
+        stats.print_stats(r"lexpipe/web|jinja2|markupsafe|pipelines/retrieval/service", 40)
+        print()
+        print(out.getvalue())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
