@@ -65,7 +65,7 @@ def _printed_digits(text: str, start: int, end: int, digits: str, sign: str) -> 
         return None
     p = start + m.end()
     q = p
-    while q < len(text) and text[q].isdigit():
+    while q < len(text) and text[q] in "0123456789":  # not isdigit(): "709²" is art. 709^2
         q += 1
     return digits + text[p:q] if q > p else None
 

@@ -1,0 +1,186 @@
+"""CitationResolver over real published corpora: the Civil Code in two versions (``corpus_home``) and a
+German home with the BGB (Markdown text state) and the Grundgesetz in its three sample versions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipelines.reads import ReadService
+from pipelines.reads.errors import BadDate
+from pipelines.resolver import CitationResolver
+from pipelines.resolver import matches as M
+
+OLD, NEW = "2024-12-19", "2025-11-13"
+GG1, GG2, GG3 = "2012-08-03", "2012-08-06", "2020-09-29"
+
+
+@pytest.fixture(scope="module")
+def kc(corpus_home: Path) -> CitationResolver:
+    return CitationResolver(ReadService.at(corpus_home))
+
+
+@pytest.fixture(scope="module")
+def de(tmp_path_factory, sample_dir: Path) -> CitationResolver:
+    from core.layout import Layout
+    from pipelines.statutes.de.build import GermanSource, build_all, build_version
+
+    home = tmp_path_factory.mktemp("resolver_de_home")
+    build_all(Layout(home), sample_dir, acts=("de:gg",))
+    build_version(Layout(home), GermanSource("de:bgb", "markdown", sample_dir / "de" / "gesetze" / "bgb.md"))
+    return CitationResolver.at(home)
+
+
+def one(resolver: CitationResolver, text: str, **kw):
+    res = resolver.resolve(text, **kw)
+    assert len(res.citations) == 1, [c.text for c in res.citations]
+    c = res.citations[0]
+    assert text[c.start:c.end] == c.text
+    return c
+
+
+# -- Polish ------------------------------------------------------------------------------------------
+
+
+def test_an_article_resolves_exactly_with_its_wording(kc: CitationResolver):
+    c = one(kc, "Zgodnie z art. 415 k.c. sprawca odpowiada.", as_of=NEW)
+    assert (c.text, c.language, c.act_id, c.match) == ("art. 415 k.c.", "pl", "pl:kc", M.EXACT)
+    [u] = c.units
+    assert (u.unit_id, u.match, u.status, u.version) == ("pl:kc:art:415", M.EXACT, "in_force", NEW)
+    assert u.text.startswith("Kto z winy swej wyrządził drugiemu szkodę")
+
+
+def test_the_wording_is_the_one_in_force_at_the_date(kc: CitationResolver):
+    old = one(kc, "art. 709^2 k.c.", as_of="2025-01-01").units[0]
+    new = one(kc, "art. 709^2 k.c.", as_of="2025-12-01").units[0]
+    assert (old.version, old.text) == (OLD, "Umowa leasingu powinna być zawarta na piśmie pod rygorem nieważności.")
+    assert (new.version, new.text) == (NEW, "Umowa leasingu wymaga zachowania formy dokumentowej.")
+    assert one(kc, "art. 709² k.c.", as_of="2025-01-01").units[0].text == old.text  # superscript printed
+
+
+def test_a_non_existent_article_is_not_found(kc: CitationResolver):
+    c = one(kc, "art. 9999 k.c.", as_of=NEW)
+    assert c.match == M.NOT_FOUND
+    assert [(u.unit_id, u.text, u.status) for u in c.units] == [("pl:kc:art:9999", None, None)]
+    assert "no held version" in c.units[0].note
+
+
+def test_a_missing_paragraph_of_an_existing_article_is_partial(kc: CitationResolver):
+    c = one(kc, "art. 415 § 7 k.c.", as_of=NEW)
+    assert c.match == M.PARTIAL
+    [u] = c.units
+    assert (u.unit_id, u.article_id, u.text) == ("pl:kc:art:415:par:7", "pl:kc:art:415", None)
+
+
+def test_a_list_of_paragraphs_is_one_citation_with_a_unit_each(kc: CitationResolver):
+    c = one(kc, "art. 445 § 1 i 2 k.c.", as_of=NEW)
+    assert [u.unit_id for u in c.units] == ["pl:kc:art:445:par:1", "pl:kc:art:445:par:2"]
+    assert all(u.match == M.EXACT and u.text.startswith(f"§ {n}.") for u, n in zip(c.units, (1, 2)))
+    mixed = one(kc, "art. 445 § 1 i 9 k.c.", as_of=NEW)
+    assert [u.match for u in mixed.units] == [M.EXACT, M.PARTIAL] and mixed.match == M.PARTIAL
+
+
+def test_a_repealed_article_has_status_repealed(kc: CitationResolver):
+    c = one(kc, "art. 2 k.c.", as_of=NEW)
+    assert (c.match, c.units[0].status) == (M.EXACT, "repealed")
+
+
+def test_an_act_the_corpus_does_not_hold(kc: CitationResolver):
+    c = one(kc, "art. 98 § 1 i 3 k.p.c.", as_of=NEW)
+    assert (c.act_id, c.match) == ("pl:kpc", M.ACT_NOT_HELD)
+    assert [u.unit_id for u in c.units] == ["pl:kpc:art:98:par:1", "pl:kpc:art:98:par:3"]
+    assert all(u.text is None for u in c.units)
+
+
+def test_an_article_without_an_act_is_never_given_one(kc: CitationResolver):
+    c = one(kc, "Na podstawie art. 415 sąd zasądził.", as_of=NEW)
+    assert (c.act_id, c.match) == (None, M.AMBIGUOUS)
+    assert c.units[0].candidates == ["pl:kc:art:415"] and c.units[0].unit_id is None
+    assert one(kc, "art. 9999", as_of=NEW).match == M.NO_ACT
+
+
+def test_a_date_before_the_oldest_version_is_not_covered(kc: CitationResolver):
+    c = one(kc, "art. 415 k.c.", as_of="2000-01-01")
+    assert c.match == M.NOT_COVERED and c.units[0].held_in == [OLD, NEW]
+
+
+@pytest.mark.parametrize("bad", ["2025-13-01", "yesterday", "20250101"])
+def test_a_bad_date_is_refused(kc: CitationResolver, bad: str):
+    with pytest.raises(BadDate, match="as_of"):
+        kc.resolve("art. 415 k.c.", as_of=bad)
+
+
+def test_a_bad_language_is_refused(kc: CitationResolver):
+    with pytest.raises(ValueError, match="language"):
+        kc.resolve("art. 415 k.c.", language="fr")
+
+
+def test_a_lost_superscript_is_read_as_the_article_that_exists_and_said(kc: CitationResolver):
+    c = one(kc, "art. 4491 k.c.", as_of=NEW)
+    assert (c.units[0].unit_id, c.printed, c.match) == ("pl:kc:art:449^1", "4491", M.EXACT)
+    assert "4491" in c.note
+
+
+def test_counts_and_to_dict(kc: CitationResolver):
+    res = kc.resolve("art. 415 k.c., art. 9999 k.c. oraz art. 415 § 7 k.c.", as_of=NEW)
+    assert [c.match for c in res.citations] == [M.EXACT, M.NOT_FOUND, M.PARTIAL]
+    d = res.to_dict()
+    assert d["counts"] == {**{k: 0 for k in M.KINDS}, M.EXACT: 1, M.NOT_FOUND: 1, M.PARTIAL: 1}
+    assert d["as_of"] == NEW and d["language"] == "pl"
+    assert d["citations"][0]["units"][0]["unit_id"] == "pl:kc:art:415"
+
+
+# -- German ------------------------------------------------------------------------------------------
+
+
+def test_a_german_absatz_resolves_exactly(de: CitationResolver):
+    c = one(de, "Der Anspruch folgt aus § 823 Abs. 1 BGB.")
+    assert (c.text, c.language, c.act_id, c.match) == ("§ 823 Abs. 1 BGB", "de", "de:bgb", M.EXACT)
+    assert c.units[0].unit_id == "de:bgb:par:823:abs:1"
+    assert c.units[0].text.startswith("(1) Wer vorsätzlich oder fahrlässig")
+
+
+def test_823_and_1823_never_meet(de: CitationResolver):
+    a, b = one(de, "§ 823 BGB").units[0], one(de, "§ 1823 BGB").units[0]
+    assert (a.unit_id, b.unit_id) == ("de:bgb:par:823", "de:bgb:par:1823")
+    assert a.text != b.text and "1823" not in (a.note or "")
+    # a number longer than the scanner reads is never matched by its prefix
+    c = one(de, "§ 18235 BGB")
+    assert (c.text, c.units[0].unit_id, c.match, c.printed) == ("§ 18235 BGB", "de:bgb:par:18235", M.NOT_FOUND, "18235")
+
+
+def test_a_bare_paragraph_lists_candidates_and_picks_none(de: CitationResolver):
+    c = one(de, "§ 823")
+    assert (c.act_id, c.match) == (None, M.AMBIGUOUS)
+    assert c.units[0].candidates == ["de:bgb:par:823"] and c.units[0].unit_id is None
+    assert one(de, "Art. 21 Abs. 1").units[0].candidates == ["de:gg:art:21:abs:1"]
+
+
+def test_a_list_gives_a_citation_per_section(de: CitationResolver):
+    res = de.resolve("§§ 823, 826 BGB")
+    assert [(c.units[0].unit_id, c.match) for c in res.citations] == [("de:bgb:par:823", M.EXACT),
+                                                                     ("de:bgb:par:826", M.EXACT)]
+
+
+def test_an_absatz_added_later_is_not_in_the_earlier_version(de: CitationResolver):
+    early = one(de, "Art. 21 Abs. 4 GG", as_of=GG2)
+    assert (early.match, early.units[0].held_in) == (M.NOT_IN_VERSION, [GG3])
+    assert one(de, "Art. 21 Abs. 4 GG", as_of=GG3).match == M.EXACT
+    assert one(de, "Art. 21 Abs. 4 GG", as_of="2012-01-01").match == M.NOT_COVERED
+
+
+def test_a_repealed_paragraph(de: CitationResolver):
+    c = one(de, "§ 3 BGB")
+    assert (c.match, c.units[0].status) == (M.EXACT, "repealed")
+
+
+def test_overlapping_readings_keep_the_one_naming_a_held_act(de: CitationResolver):
+    c = one(de, "Art. 3 Abs. 1 GG")  # the Polish scanner also reads an act-less "Art. 3"
+    assert (c.language, c.act_id, c.units[0].unit_id) == ("de", "de:gg", "de:gg:art:3:abs:1")
+
+
+def test_mixed_languages_in_one_text(de: CitationResolver):
+    res = de.resolve("Zgodnie z art. 415 k.c. oraz § 823 Abs. 1 BGB.")
+    assert [(c.language, c.act_id, c.match) for c in res.citations] == [("pl", "pl:kc", M.ACT_NOT_HELD),
+                                                                       ("de", "de:bgb", M.EXACT)]
