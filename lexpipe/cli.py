@@ -353,6 +353,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_deploy_check(args: argparse.Namespace) -> int:
+    """Validate a production Dagster instance configuration (lexpipe/deploy/check.py): exit 2 with
+    one line per problem, each naming the field."""
+    from lexpipe.deploy.check import check_config
+
+    problems = check_config(Path(args.config))
+    for problem in problems:
+        print(f"lexpipe deploy check: {args.config}: {problem}", file=sys.stderr)
+    if problems:
+        return 2
+    print(f"lexpipe deploy check: {args.config}: ok (schema, env vars, PostgreSQL reachable, pools, run tags)")
+    return 0
+
+
 def cmd_api_key(args: argparse.Namespace) -> int:
     """A fresh API key and its sha256 digest: the key goes to the client, the digest into
     LEXPIPE_API_KEY_HASHES (or LEXPIPE_API_KEY_HASHES_FILE); the server never stores the key."""
@@ -517,6 +531,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_serve)
+    p = sub.add_parser("deploy", help="the production profile (docs/deployment.md)")
+    deploy = p.add_subparsers(dest="deploy_command", required=True)
+    p = deploy.add_parser("check", help="validate a Dagster instance configuration before use (exit 2 naming "
+                                        "each problem: bad YAML, schema, missing env vars, PostgreSQL, pools)")
+    p.add_argument("--config", default="deploy/dagster.yaml", help="the dagster.yaml to check")
+    p.set_defaults(func=cmd_deploy_check)
     p = sub.add_parser("api-key", help="print a new API key for the HTTP API's writes and its sha256 digest "
                                        "(for LEXPIPE_API_KEY_HASHES)")
     p.set_defaults(func=cmd_api_key)
