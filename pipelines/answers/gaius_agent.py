@@ -36,6 +36,7 @@ from pipelines.answers.extraction import extraction_messages, format_options, pa
 from connectors.llm_client import ChatClient, ChatCompletion, LLMError, LLMSettings, ToolCall
 from pipelines.answers.types import AnswerQuestion, AnswerResult
 from pipelines.retrieval.interface import Hit
+from pipelines.tools import openai_tool
 
 __all__ = ["AGENT_SYSTEM_PROMPT", "AGENT_USER_TEMPLATE", "SEARCH_TOOL", "SearchFn", "GaiusConfig",
            "GaiusAgent", "answer_questions"]
@@ -64,20 +65,10 @@ AGENT_SYSTEM_PROMPT = (
     "Zadbaj o to, by odpowiedź była precyzyjna i rzeczowa. Odpowiadaj po polsku."
 )
 AGENT_USER_TEMPLATE = "{question}\n{options}"
-SEARCH_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "search",
-        "description": ("Wyszukuje w Kodeksie cywilnym artykuły najlepiej pasujące do zapytania. "
-                        "Zapytanie powinno być krótkie i ogólne, sformułowane językiem przepisów."),
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string",
-                                     "description": "krótkie zapytanie, np. „Ubezwłasnowolnienie”"}},
-            "required": ["query"],
-        },
-    },
-}
+# The shared ``search`` definition (pipelines.tools: the one the MCP server lists), with only the
+# argument the agent fills in: ``k`` is the agent's own (GaiusConfig.search_k), the act is the
+# retriever's. The Polish guidance on how to query stays in AGENT_SYSTEM_PROMPT.
+SEARCH_TOOL = openai_tool("search", properties=("query",))
 TOOL_RESULTS_HEADER = "Wyniki wyszukiwania dla zapytania „{query}” (artykułów: {n}):"
 TOOL_HIT_TEMPLATE = "[{rank}] {article_id} | {heading}\n{text}"
 TOOL_NO_RESULTS = "Brak wyników dla zapytania „{query}”. Spróbuj innego, bardziej ogólnego zapytania."
