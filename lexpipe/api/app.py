@@ -30,7 +30,7 @@ from fastapi.staticfiles import StaticFiles
 
 from core.layout import Layout
 from core.settings import Settings, get_settings
-from lexpipe.api import acts, changes, export, search, subscriptions, units
+from lexpipe.api import acts, changes, citations, export, search, subscriptions, units
 from lexpipe.api.models import RATE_LIMITED
 from lexpipe.api.security import HardeningMiddleware, Security
 from lexpipe.web.router import STATIC_DIR
@@ -46,6 +46,8 @@ DESCRIPTION = """Search, point-in-time reads and bulk export of the lexpipe corp
 * `/acts`, `/acts/{act}/versions`, `/acts/{act}/toc?as_of=`, `/acts/{act}/diff?from=&to=`: acts, their
   held versions, the hierarchy at a date, the changes between two versions.
 * `/units/{unit_id}?as_of=`: a unit's wording in force at a date; `/units/{unit_id}/history`: its changes.
+* `POST /citations/resolve` (`text`, `as_of`, `language`): each statute citation of a text, the units it names,
+  their wording at the date and how exactly each matched (exact, partial, not_found, ambiguous, …).
 * `/acts/{act}/versions/{v}/download?format=parquet|jsonl&table=…`: a published table (ETag, byte ranges).
 * `/changes?since=&act=&limit=`, `/changes.atom`, `/changes/{act}/{version}`: the change feed (JSON, Atom).
 * `/subscriptions`, `/events/{event_id}`: webhook subscriptions, their dead letters and delivery log. These
@@ -71,7 +73,7 @@ def create_app(service: SearchService | None = None, *, reads: ReadService | Non
     app.state.layout = layout
     app.state.security = Security.from_settings(settings, clock=clock, resolve=resolve)
     _error_handlers(app)
-    for module in (search, acts, units, export, changes, subscriptions):
+    for module in (search, acts, units, export, changes, subscriptions, citations):
         app.include_router(module.router, responses=RATE_LIMITED)
     # the HTML pages (/ → /ui/search, /ui/units/{id}; lexpipe.web), hidden from the OpenAPI schema
     app.include_router(pages)
