@@ -11,7 +11,7 @@ from __future__ import annotations
 EXACT = "exact"  # the unit is in the version in force at the date (its status may still be repealed or pending)
 NOT_IN_VERSION = "not_in_version"  # another held version has it, the one in force at the date does not (held_in)
 PARTIAL = "partial"  # the article is there at the date, the cited paragraph/point/letter is in no held version
-NOT_FOUND = "not_found"  # the act is held, no held version has the unit (a hallucinated provision)
+NOT_FOUND = "not_found"  # the act is held, no held version has the unit (hallucinated, or gone before the oldest)
 NOT_COVERED = "not_covered"  # the date is before the act's oldest held version: what was in force is unknown
 ACT_NOT_HELD = "act_not_held"  # the act is recognised (an id) but the corpus holds no version of it
 AMBIGUOUS = "ambiguous"  # no act named; held acts that have such a unit are listed as candidates, none picked
@@ -24,7 +24,8 @@ DESCRIPTIONS: dict[str, str] = {
     NOT_IN_VERSION: "the unit exists in another held version, not in the one in force at the date (see held_in)",
     PARTIAL: "the article exists at the date but the cited paragraph/point/letter is in no held version "
              "(article_id names the article)",
-    NOT_FOUND: "the act is held but no held version has this unit: a non-existent provision",
+    NOT_FOUND: "the act is held but no held version has this unit: a non-existent provision (or one repealed and "
+               "dropped from the text before the oldest held version)",
     NOT_COVERED: "the date is before the oldest held version of the act",
     ACT_NOT_HELD: "the act is recognised but the corpus holds no version of it",
     AMBIGUOUS: "no act is named; candidates lists the held acts' units that match, none is picked",
