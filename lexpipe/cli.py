@@ -353,6 +353,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """The MCP server (docs/mcp.md): the shared tools and each act's table of contents, read-only."""
+    from lexpipe.mcp import run
+    from pipelines.tools import Services
+
+    run(Services(settings=_settings(args)), args.transport, host=args.host, port=args.port)
+    return 0
+
+
 def cmd_deploy_check(args: argparse.Namespace) -> int:
     """Validate a production Dagster instance configuration (lexpipe/deploy/check.py): exit 2 with
     one line per problem, each naming the field."""
@@ -531,6 +540,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_serve)
+    p = sub.add_parser("mcp", help="the MCP server for agents: search, point-in-time reads, diffs, citations "
+                                   "(docs/mcp.md)")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (default: an MCP client starts the server) or http (streamable HTTP at /mcp)")
+    p.add_argument("--host", default="127.0.0.1", help="http: the address to listen on")
+    p.add_argument("--port", type=int, default=8765, help="http: the port")
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.set_defaults(func=cmd_mcp)
     p = sub.add_parser("deploy", help="the production profile (docs/deployment.md)")
     deploy = p.add_subparsers(dest="deploy_command", required=True)
     p = deploy.add_parser("check", help="validate a Dagster instance configuration before use (exit 2 naming "
