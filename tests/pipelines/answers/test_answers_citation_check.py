@@ -112,7 +112,8 @@ def test_offline_answerer_run_scores_as_before_and_cites_only_existing_units(cor
     results = [answerer.answer(s.question) for s in selected]
     checks = verify_all(verifier, results, [question_date(s.exam_date, NEW) for s in selected])
     groups = {"all": lambda s: True}
-    plain, verified = score_rows(selected, results, groups), score_rows(selected, results, groups, citation_checks=checks)
+    plain = score_rows(selected, results, groups)
+    verified = score_rows(selected, results, groups, citation_checks=checks)
     assert {k: verified["all"][k] for k in plain["all"]} == plain["all"]
     assert verified["all"]["cited_units"] >= 8 and verified["all"]["verified_units"] == verified["all"]["cited_units"]
     assert verified["all"]["hallucination_rate"] == 0.0 and verified["all"]["not_in_force_rate"] == 0.0
