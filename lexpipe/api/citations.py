@@ -51,7 +51,7 @@ class UnitResolutionOut(_Out):
     text_pending: str | None = Field(description="an announced wording of the unit")
     pending_effective_date: str | None
     article_id: str | None = Field(description="the article of the unit (for partial: the article that exists)")
-    held_in: list[str] = Field(description="held versions that have the unit (not_in_version, not_covered)")
+    held_in: list[str] = Field(description="held versions that have the unit (empty: none has it)")
     candidates: list[str] = Field(description="ambiguous: unit ids of held acts that match the act-less citation")
     note: str | None = Field(description="why, in words")
 

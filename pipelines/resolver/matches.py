@@ -28,8 +28,9 @@ DESCRIPTIONS: dict[str, str] = {
                "dropped from the text before the oldest held version)",
     NOT_COVERED: "the date is before the oldest held version of the act",
     ACT_NOT_HELD: "the act is recognised but the corpus holds no version of it",
-    AMBIGUOUS: "no act is named; candidates lists the held acts' units that match, none is picked",
-    NO_ACT: "no act is named and no held act has such a unit at the date",
+    AMBIGUOUS: "no act is named; candidates lists the units of held acts (of the citation's language) that match "
+               "at the date, none is picked",
+    NO_ACT: "no act is named and no held act of the citation's language has such a unit at the date",
 }
 
 _RANK = {k: i for i, k in enumerate(KINDS)}

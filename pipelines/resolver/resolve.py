@@ -39,7 +39,7 @@ class UnitResolution:
     text_pending: str | None = None  # an announced wording of the unit
     pending_effective_date: str | None = None
     article_id: str | None = None  # the article the unit belongs to (for partial: the article that exists)
-    held_in: list[str] = field(default_factory=list)  # held versions that have the unit (not_in_version)
+    held_in: list[str] = field(default_factory=list)  # held versions that have the unit (empty: none has it)
     candidates: list[str] = field(default_factory=list)  # ambiguous: held acts' unit ids that match
     note: str | None = None  # why, in words
 
@@ -99,7 +99,7 @@ class CitationResolver:
     def _citation(self, view: CorpusView, f: Found) -> ResolvedCitation:
         notes = list(f.notes)
         if f.act_id is None:
-            units = [self._no_act(view, rel) for rel in f.relative_ids]
+            units = [self._no_act(view, rel, f.language) for rel in f.relative_ids]
         elif f.act_id not in view.held():
             held = ", ".join(view.held())
             note = f"{f.act_id} is recognised but the corpus holds no version of it (held: {held})"
@@ -136,7 +136,8 @@ class CitationResolver:
             elif u.status == "repealed":
                 note = f"repealed in version {version}"
             return UnitResolution(uid, rel, M.EXACT, u.status, u.version, u.text, u.text_pending,
-                                  u.pending_effective_date, u.article_id, [version], note=note)
+                                  u.pending_effective_date, u.article_id, view.holding(uid, act_id) or [version],
+                                  note=note)
         held_in = view.holding(uid, act_id)
         article = _article_of(act_id, rel)
         if held_in:
@@ -146,9 +147,10 @@ class CitationResolver:
         if article != uid and idx.has(article):
             kids = [k.rsplit(":", 2)[-2] + " " + k.rsplit(":", 1)[-1] for k in idx.children.get(article, ())]
             has = f"; it has {', '.join(kids)}" if kids else "; it has no numbered subdivisions"
-            return _bare(uid, rel, M.PARTIAL, status=idx.nodes[article].status if article in idx.nodes else None,
-                          version=version, article_id=article,
-                          note=f"{article} exists in version {version} but no held version has {uid}{has}")
+            art_status = (idx.articles.get(article) or {}).get("status") or "in_force"
+            return _bare(uid, rel, M.PARTIAL, version=version, article_id=article,
+                         note=f"{article} ({art_status}) exists in version {version} but no held version has "
+                              f"{uid}{has}")
         if article != uid:
             art_in = view.holding(article, act_id)
             if art_in:
@@ -158,9 +160,13 @@ class CitationResolver:
         return _bare(uid, rel, M.NOT_FOUND, version=version,
                       note=f"no held version of {act_id} ({', '.join(view.versions(act_id))}) has {uid}")
 
-    def _no_act(self, view: CorpusView, rel: str) -> UnitResolution:
+    def _no_act(self, view: CorpusView, rel: str, language: str) -> UnitResolution:
+        """Candidates among the held acts of the citation's own jurisdiction (a Polish ``art. 17`` is
+        not the Grundgesetz's ``Art. 17``)."""
         cands = []
         for act_id in view.held():
+            if not act_id.startswith(f"{language}:"):
+                continue
             try:
                 version = view.version_at(act_id)
             except NotCovered:
@@ -169,8 +175,8 @@ class CitationResolver:
                 cands.append(f"{act_id}:{rel}")
         if cands:
             return _bare(None, rel, M.AMBIGUOUS, candidates=cands,
-                          note=f"no act named; {len(cands)} held act(s) have {rel} at the date: none picked")
-        return _bare(None, rel, M.NO_ACT, note=f"no act named and no held act has {rel} at the date")
+                          note=f"no act named; {len(cands)} held {language} act(s) have {rel} at the date: none picked")
+        return _bare(None, rel, M.NO_ACT, note=f"no act named and no held {language} act has {rel} at the date")
 
     # -- Polish superscripts ---------------------------------------------------------------------
     def _known_articles(self, view: CorpusView) -> frozenset[str]:

@@ -47,7 +47,8 @@ def test_an_article_resolves_exactly_with_its_wording(kc: CitationResolver):
     c = one(kc, "Zgodnie z art. 415 k.c. sprawca odpowiada.", as_of=NEW)
     assert (c.text, c.language, c.act_id, c.match) == ("art. 415 k.c.", "pl", "pl:kc", M.EXACT)
     [u] = c.units
-    assert (u.unit_id, u.match, u.status, u.version) == ("pl:kc:art:415", M.EXACT, "in_force", NEW)
+    assert (u.unit_id, u.match, u.status, u.version, u.held_in) == ("pl:kc:art:415", M.EXACT, "in_force", NEW,
+                                                                    [OLD, NEW])
     assert u.text.startswith("Kto z winy swej wyrządził drugiemu szkodę")
 
 
@@ -70,7 +71,8 @@ def test_a_missing_paragraph_of_an_existing_article_is_partial(kc: CitationResol
     c = one(kc, "art. 415 § 7 k.c.", as_of=NEW)
     assert c.match == M.PARTIAL
     [u] = c.units
-    assert (u.unit_id, u.article_id, u.text) == ("pl:kc:art:415:par:7", "pl:kc:art:415", None)
+    assert (u.unit_id, u.article_id, u.text, u.status, u.held_in) == ("pl:kc:art:415:par:7", "pl:kc:art:415", None,
+                                                                      None, [])
 
 
 def test_a_list_of_paragraphs_is_one_citation_with_a_unit_each(kc: CitationResolver):
@@ -155,6 +157,9 @@ def test_a_bare_paragraph_lists_candidates_and_picks_none(de: CitationResolver):
     assert (c.act_id, c.match) == (None, M.AMBIGUOUS)
     assert c.units[0].candidates == ["de:bgb:par:823"] and c.units[0].unit_id is None
     assert one(de, "Art. 21 Abs. 1").units[0].candidates == ["de:gg:art:21:abs:1"]
+    # candidates come from the citation's own jurisdiction: a Polish "art. 21" is not the GG's Art. 21
+    pl = one(de, "Zgodnie z art. 21 ustawy.", language="pl")
+    assert (pl.language, pl.match, pl.units[0].candidates) == ("pl", M.NO_ACT, [])
 
 
 def test_a_list_gives_a_citation_per_section(de: CitationResolver):
