@@ -26,10 +26,10 @@ from pipelines.citations import polish as PL
 
 LANGUAGES = ("pl", "de")
 
-_PL_CUES = re.compile(r"(?<!\w)(?:art\.|ust\.|pkt|lit\.|k\.p?\.?[ckp]\.|kc|kpc|ustaw\w*|kodeks\w*|przepis\w*|oraz|się|nie"
-                      r"|w\s+zw\.)(?!\w)|[ąćęłńśźżĄĆĘŁŃŚŹŻ]")
-_DE_CUES = re.compile(r"(?<!\w)(?:Abs\.|Satz|Nr\.|BGB|ZPO|StGB|StPO|HGB|GG|der|die|das|und|nach|gemäß|des|i\.\s?V\.\s?m\.)"
-                      r"(?!\w)|[äöüßÄÖÜ]")
+_PL_CUES = re.compile(r"(?<!\w)(?:art\.|ust\.|pkt|lit\.|k\.p?\.?[ckp]\.|kc|kpc|ustaw\w*|kodeks\w*|przepis\w*"
+                      r"|oraz|się|nie|w\s+zw\.)(?!\w)|[ąćęłńśźżĄĆĘŁŃŚŹŻ]")
+_DE_CUES = re.compile(r"(?<!\w)(?:Abs\.|Satz|Nr\.|BGB|ZPO|StGB|StPO|HGB|GG|der|die|das|und|nach|gemäß|des"
+                      r"|i\.\s?V\.\s?m\.)(?!\w)|[äöüßÄÖÜ]")
 
 
 @dataclass

@@ -95,6 +95,18 @@ class CitationResolver:
         counts.update(Counter(c.match for c in cits))
         return Resolution(day.isoformat(), doc_lang, cits, counts)
 
+    def warm(self) -> int:
+        """Load the index of every held version of every held act (what the first requests would load
+        one by one) and the held Polish article ids; returns the number of versions loaded."""
+        view = CorpusView(self.reads, dt.date.today())
+        n = 0
+        for act_id in view.held():
+            for v in view.versions(act_id):
+                view.index(act_id, v)
+                n += 1
+        self._known_articles(view)
+        return n
+
     # -- one citation -----------------------------------------------------------------------------
     def _citation(self, view: CorpusView, f: Found) -> ResolvedCitation:
         notes = list(f.notes)

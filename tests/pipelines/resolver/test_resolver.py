@@ -149,7 +149,8 @@ def test_823_and_1823_never_meet(de: CitationResolver):
     assert a.text != b.text and "1823" not in (a.note or "")
     # a number longer than the scanner reads is never matched by its prefix
     c = one(de, "§ 18235 BGB")
-    assert (c.text, c.units[0].unit_id, c.match, c.printed) == ("§ 18235 BGB", "de:bgb:par:18235", M.NOT_FOUND, "18235")
+    assert (c.text, c.units[0].unit_id, c.match, c.printed) == ("§ 18235 BGB", "de:bgb:par:18235", M.NOT_FOUND,
+                                                               "18235")
 
 
 def test_a_bare_paragraph_lists_candidates_and_picks_none(de: CitationResolver):
