@@ -2,9 +2,11 @@
 ``law_at_date``, ``diff``, ``unit_history``, ``list_acts``.
 
 Results are compact for a model's context: ids, act, version, status, the heading path and the
-text; fields without a value are left out, long diffs clipped (a model reads a word diff of the
-k.c. 2024-12-19 → 2025-11-13 change set in full: 24 amended articles, the longest diff about
-1.6 kB). The full texts stay one ``get_unit`` call away.
+text; fields without a value are left out. A diff lists 25 articles unless asked for more (up to
+1000) and clips each word diff at 2,000 characters. Measured on the real corpus (newest pair of
+versions): k.c. 7 amended articles, word diff median 937 / max 2,247 characters (1 clipped); k.p.
+184, median 331, 22 clipped; BGB 340, median 839, 32 clipped. At 25 rows a diff answer stays
+around 25 kB; the full wording is one ``get_unit`` call away.
 """
 
 from __future__ import annotations
@@ -180,8 +182,9 @@ DIFF = ToolDefinition(
                       "to": date("the newer held version, YYYY-MM-DD (default: the newest)"),
                       "include_editorial": {"type": "boolean", "default": False,
                                             "description": "also list articles only reprinted differently"},
-                      "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100,
-                                "description": "at most this many articles (1..1000, default 100)"}},
+                      "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 25,
+                                "description": "at most this many articles (1..1000, default 25); "
+                                               "not_shown counts the rest"}},
                      ("act",)),
     handler=diff)
 

@@ -3,7 +3,8 @@
 
 Each hit carries what a model needs to decide whether to read on: the article id (for
 ``get_unit``), act, version, status, heading path and a snippet of the matching chunk (400
-characters, as the HTTP API; a k.c. article averages about 330 characters, so most hits come whole).
+characters, as the HTTP API; the k.c. articles in force, 2025-11-13, average 370 characters, median
+296, and 66% of them fit in 400, so most hits come whole).
 """
 
 from __future__ import annotations
