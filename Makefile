@@ -8,7 +8,7 @@ export LEXPIPE_SAMPLE_DIR ?= $(abspath $(CURDIR)/../shared/data)
 # Debian's Chromium, which tests/ui drives through Playwright (see `browser`)
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup run test ui bench lock browser
+.PHONY: setup run test ui bench lock browser postgres
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -25,7 +25,7 @@ run: setup
 ui: setup
 	$(BIN)/lexpipe ui
 
-test: setup browser
+test: setup browser postgres
 	$(BIN)/python -m pytest -q --durations=20
 
 bench: setup
@@ -43,6 +43,21 @@ browser:
 	  echo "make browser: installed $(CHROMIUM)"; \
 	else \
 	  echo "make browser: could not install Chromium; run: sudo apt-get update && sudo apt-get install -y chromium" >&2; \
+	fi
+
+# The production-profile tests (tests/deploy, tests/lexpipe/test_deploy_check.py) start a throwaway
+# PostgreSQL 15 cluster from Debian's `postgresql` package. As `browser`: idempotent, never fails
+# make; without the binaries those tests skip locally and fail under CI (CI=1).
+PG_BIN ?= /usr/lib/postgresql/15/bin
+postgres:
+	@if [ -x "$(PG_BIN)/initdb" ] && [ -x "$(PG_BIN)/pg_ctl" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then as=""; elif command -v sudo >/dev/null 2>&1; then as="sudo -n"; else as=none; fi; \
+	install="$$as env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql"; \
+	if [ "$$as" != none ] && command -v apt-get >/dev/null 2>&1 && \
+	   { $$install || { $$as apt-get update && $$install; }; } && [ -x "$(PG_BIN)/initdb" ]; then \
+	  echo "make postgres: installed PostgreSQL in $(PG_BIN)"; \
+	else \
+	  echo "make postgres: could not install PostgreSQL; run: sudo apt-get update && sudo apt-get install -y postgresql" >&2; \
 	fi
 
 lock:  ## re-pin dependencies from pyproject.toml

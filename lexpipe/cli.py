@@ -376,6 +376,15 @@ def cmd_deploy_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_deploy_init(args: argparse.Namespace) -> int:
+    """Create the production instance's tables and set the asset pools' limits (lexpipe/deploy/instance.py)."""
+    from lexpipe.deploy.instance import init_instance
+
+    limits = init_instance(Path(args.config))
+    print(f"lexpipe deploy init: {args.config}: pool limits " + ", ".join(f"{k}={v}" for k, v in sorted(limits.items())))
+    return 0
+
+
 def cmd_api_key(args: argparse.Namespace) -> int:
     """A fresh API key and its sha256 digest: the key goes to the client, the digest into
     LEXPIPE_API_KEY_HASHES (or LEXPIPE_API_KEY_HASHES_FILE); the server never stores the key."""
@@ -554,6 +563,10 @@ def main(argv: list[str] | None = None) -> int:
                                         "each problem: bad YAML, schema, missing env vars, PostgreSQL, pools)")
     p.add_argument("--config", default="deploy/dagster.yaml", help="the dagster.yaml to check")
     p.set_defaults(func=cmd_deploy_check)
+    p = deploy.add_parser("init", help="create the instance's tables in PostgreSQL and set the limits of the "
+                                       "asset pools (index, llm) before the first run")
+    p.add_argument("--config", default="deploy/dagster.yaml", help="the dagster.yaml of the instance")
+    p.set_defaults(func=cmd_deploy_init)
     p = sub.add_parser("api-key", help="print a new API key for the HTTP API's writes and its sha256 digest "
                                        "(for LEXPIPE_API_KEY_HASHES)")
     p.set_defaults(func=cmd_api_key)

@@ -15,9 +15,10 @@ field:
   URL scheme (SQLAlchemy 2.1 maps ``postgresql://`` to psycopg 3, not installed: hence
   ``scheme: postgresql+psycopg2``), or PostgreSQL does not answer with the configured address, user
   and password (3 s connect timeout);
-- the run queue's tag limits name a tag no lexpipe run carries (``KNOWN_RUN_TAGS``), or the
-  instance holds a limit for a pool no asset uses (read from the ``concurrency_limits`` table;
-  nothing is written), or the pool granularity is not ``run`` (see ../../dagster.yaml why);
+- the run queue's tag limits name a tag no lexpipe run carries (``KNOWN_RUN_TAGS``), the instance
+  holds a limit for a pool no asset uses, or a pool the assets use has no limit yet (read from the
+  ``concurrency_limits`` table; nothing is written; ``lexpipe deploy init`` sets them, see
+  lexpipe/deploy/instance.py why), or the pool granularity is not ``run`` (see ../../dagster.yaml);
 - a custom class (run launcher, coordinator) cannot be imported.
 
 Each problem is a ``Problem(kind, field, message)``; the CLI prints them and exits 2.
@@ -209,10 +210,15 @@ def check_storage(config: Mapping[str, Any], env: Mapping[str, str], pools: set[
                 held = [r[0] for r in cur.fetchall()]
     finally:
         conn.close()
-    return [Problem("pools", f"instance pool {name!r}", f"the instance has a limit for pool {name!r}, which no "
-                                                        f"asset uses (the assets use {', '.join(sorted(pools))}); "
-                                                        f"`dagster instance concurrency delete {name}`?")
-            for name in held if name not in pools]
+    unknown = [Problem("pools", f"instance pool {name!r}", f"the instance has a limit for pool {name!r}, which no "
+                                                           f"asset uses (the assets use {', '.join(sorted(pools))}); "
+                                                           f"`dagster instance concurrency delete {name}`?")
+               for name in held if name not in pools]
+    unset = [Problem("pools", f"instance pool {name!r}", f"pool {name!r} has no limit on the instance yet, so the "
+                                                         "first queued runs that use it are not held back (Dagster "
+                                                         "sets the default limit too late); run `lexpipe deploy init`")
+             for name in sorted(pools) if name not in held]
+    return unknown + unset
 
 
 def _missing(node: Any, env: Mapping[str, str]) -> list[tuple[str, str]]:

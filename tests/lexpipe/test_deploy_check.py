@@ -1,5 +1,6 @@
-"""``lexpipe deploy check``: the shipped deploy/dagster.yaml passes against a live PostgreSQL, and
-each kind of bad configuration is refused (exit 2) with a message naming the field."""
+"""``lexpipe deploy check``: the shipped deploy/dagster.yaml passes against a live PostgreSQL once
+``lexpipe deploy init`` ran, and each kind of bad configuration is refused (exit 2) with a message
+naming the field."""
 
 from __future__ import annotations
 
@@ -27,11 +28,40 @@ def pg() -> Iterator[PgCluster]:
     cluster.stop()
 
 
+@pytest.fixture(scope="module")
+def initialised(pg: PgCluster) -> dict[str, int]:
+    """``lexpipe deploy init`` on the module's database: tables created, pool limits set."""
+    mp = pytest.MonkeyPatch()
+    for k, v in pg.env().items():
+        mp.setenv(k, v)
+    try:
+        assert main(["deploy", "init", "--config", str(SHIPPED)]) == 0
+        from lexpipe.deploy.instance import init_instance
+
+        return init_instance(SHIPPED)  # idempotent: the same limits again
+    finally:
+        mp.undo()
+
+
 @pytest.fixture
-def pg_env(pg: PgCluster, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def pg_env(pg: PgCluster, initialised, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for k, v in pg.env().items():
         monkeypatch.setenv(k, v)
     return pg.env()
+
+
+def test_init_sets_the_asset_pools(initialised):
+    assert initialised == {"index": 1, "llm": 1}
+
+
+def test_fresh_instance_reports_pools_without_limit(pg, monkeypatch):
+    """Before `lexpipe deploy init` (an empty database): the check names both pools and the fix."""
+    pg.psql("CREATE DATABASE dagster_fresh", db="postgres")
+    for k, v in {**pg.env(), "DAGSTER_PG_DB": "dagster_fresh"}.items():
+        monkeypatch.setenv(k, v)
+    problems = check_config(SHIPPED)
+    assert [(p.kind, p.field) for p in problems] == [("pools", "instance pool 'index'"), ("pools", "instance pool 'llm'")]
+    assert all("lexpipe deploy init" in p.message for p in problems)
 
 
 def _variant(tmp_path: Path, edit) -> Path:
@@ -145,9 +175,8 @@ def test_unknown_pool_on_the_instance(tmp_path, pg_env, pg, monkeypatch):
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text(SHIPPED.read_text())
-    with dg.DagsterInstance.from_config(str(home)) as instance:  # creates the schema in PostgreSQL
+    with dg.DagsterInstance.from_config(str(home)) as instance:
         instance.event_log_storage.set_concurrency_slots("indx", 1)
-        instance.event_log_storage.set_concurrency_slots("index", 1)
     try:
         (problem,) = check_config(SHIPPED)
         assert problem.kind == "pools" and "'indx'" in problem.message and "index, llm" in problem.message
