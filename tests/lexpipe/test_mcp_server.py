@@ -133,8 +133,9 @@ def _env(corpus_home) -> dict[str, str]:
 
 
 def test_stdio_subprocess(corpus_home):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "lexpipe.cli", "mcp", "--transport", "stdio"],
-                                   env=_env(corpus_home), cwd=str(REPO))
+    env = {k: v for k, v in _env(corpus_home).items() if k != "LEXPIPE_HOME"}  # the home comes as --home
+    params = StdioServerParameters(command=sys.executable, cwd=str(REPO), env=env,
+                                   args=["-m", "lexpipe.cli", "mcp", "--transport", "stdio", "--home", str(corpus_home)])
 
     async def main():
         async with Client(params, read_timeout_seconds=120) as c:
