@@ -22,7 +22,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from lexpipe.api.deps import get_reads, get_search
 from lexpipe.web import i18n
-from lexpipe.web.views import (CANDIDATES, PAGE_SIZE, RETRIEVERS_SHOWN, SearchParams, parse_search_params,
+from lexpipe.web.views import (PAGE_SIZE, RETRIEVERS_SHOWN, SearchParams, parse_search_params,
                                search_view, unit_href, unit_view)
 from pipelines.reads import InvalidRead, NotFound, ReadError, ReadService
 from pipelines.retrieval.service import STATUSES, TARGETS, InvalidRequest, SearchService
@@ -74,7 +74,7 @@ def search_page(request: Request, service: SearchService = Depends(get_search)) 
     langs = [(code, params.link(lang=code, page=None)) for code in i18n.LANGUAGES]
     return _render("search.html", status, t=t, lang=lang, params=params, view=view, error=error,
                    acts=_acts(), retrievers=RETRIEVERS_SHOWN, statuses=STATUSES, targets=TARGETS,
-                   page_size=PAGE_SIZE, candidates=CANDIDATES, langs=langs)
+                   page_size=PAGE_SIZE, langs=langs)
 
 
 @router.get("/ui/units/{unit_id}", response_class=HTMLResponse)

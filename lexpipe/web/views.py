@@ -19,14 +19,19 @@ from markupsafe import Markup, escape
 from pipelines.reads import ReadService
 from pipelines.retrieval.facets import Facets, facet_counts
 from pipelines.retrieval.highlight import snippet_html
-from pipelines.retrieval.service import STATUSES, TARGETS, InvalidRequest, SearchService
+from pipelines.retrieval.service import MAX_K, STATUSES, TARGETS, InvalidRequest, SearchService
 
 RETRIEVERS_SHOWN = ("hybrid", "bm25", "dense", "gaius")
 PAGE_SIZE = 10
-# One search per page view returns this many candidate articles; pages and facet counts are cut from
-# them. Measured on the full corpus (hybrid, embedded backend): k=10 ~24 ms, k=100 ~19 ms per search
-# (within noise: fusion scores every candidate anyway), so asking for 100 costs nothing over 10.
-CANDIDATES = 100
+# One search per page view; the page, the facet counts and the pager are cut from its candidates.
+# How many it asks for (``candidate_k``) is chosen so the page lists exactly what GET /search lists for
+# k=10, offset=10·(page-1): the embedded backend fuses at depth max(100, 3·(k+offset)), so asking for
+# 100 reorders the hybrid's top 10 (checked on the full corpus: 4 of 4 queries differ at k=100, none at
+# k=33), and target=both splits its 70/30 mix by k (any other k interleaves differently). Statute and
+# case searches therefore ask for max(33, 10·page) — the same depth as the API's pages, 33 candidates
+# to count facets over and to know whether a next page exists; target=both asks for 10·page.
+STABLE_K = 33
+MAX_PAGE = MAX_K // PAGE_SIZE
 HIGHLIGHT_LANGUAGES = ("pl", "de")
 _UNIT_LEVELS = ("article", "paragraph", "point", "letter")
 
@@ -152,9 +157,8 @@ def parse_search_params(qp) -> SearchParams:
         page = int(raw_page)
     except ValueError:
         raise InvalidRequest(f"page must be a whole number from 1, got {raw_page!r}") from None
-    max_page = CANDIDATES // PAGE_SIZE
-    if not 1 <= page <= max_page:
-        raise InvalidRequest(f"page must be between 1 and {max_page}, got {page}")
+    if not 1 <= page <= MAX_PAGE:
+        raise InvalidRequest(f"page must be between 1 and {MAX_PAGE}, got {page}")
     lang = one("lang")
     return SearchParams(q=(qp.get("q") or "").strip(), retriever=retriever, act=[a for a in qp.getlist("act") if a],
                         status=statuses, as_of=as_of, target=target, page=page, lang=lang)
@@ -221,8 +225,15 @@ def _case_href(case_id: str) -> str:
     return f"https://www.saos.org.pl/judgments/{m.group(1)}" if m else ""
 
 
+def candidate_k(params: SearchParams) -> int:
+    """How many articles the page's one search asks for (see ``STABLE_K``)."""
+    if params.target == "both":
+        return params.page * PAGE_SIZE
+    return max(STABLE_K, params.page * PAGE_SIZE)
+
+
 def search_view(service: SearchService, params: SearchParams, status_label=lambda s: s) -> SearchView:
-    """One ``service.search`` of ``CANDIDATES`` articles; the page, facets and pager from it.
+    """One ``service.search`` of ``candidate_k`` articles; the page, facets and pager from it.
     InvalidRequest for a query the service refuses (the page answers 400 with its message)."""
     if not params.q:
         return SearchView(params, searched=False)
@@ -231,20 +242,26 @@ def search_view(service: SearchService, params: SearchParams, status_label=lambd
     unknown = unknown_act(params.act)
     if unknown:
         raise InvalidRequest(unknown)
-    result = service.search(params.q, k=CANDIDATES, offset=0, retriever=params.retriever, acts=params.act,
+    k = candidate_k(params)
+    result = service.search(params.q, k=k, offset=0, retriever=params.retriever, acts=params.act,
                             statuses=params.status, as_of=params.as_of, target=params.target)
     candidates = result.hits
     facets: Facets = facet_counts(candidates)
-    pages = max(1, -(-len(candidates) // PAGE_SIZE))
-    page = min(params.page, pages)
+    page = params.page
     start = (page - 1) * PAGE_SIZE
     shown = candidates[start:start + PAGE_SIZE]
+    # a next page: candidates beyond this one, or (asked for exactly up to this page) a full page
+    more = len(candidates) > start + PAGE_SIZE or (k == start + PAGE_SIZE and len(shown) == PAGE_SIZE)
+    more = more and page < MAX_PAGE
+    pages = page + 1 if more else page
+    if len(candidates) > start + PAGE_SIZE:
+        pages = max(pages, -(-len(candidates) // PAGE_SIZE))
     view = SearchView(params, searched=True, total=len(candidates), first=start + 1 if shown else 0,
                       last=start + len(shown), pages=pages, versions=result.versions)
     view.hits = [_hit_view(h, params, params.lang or "", status_label) for h in shown]
     if page > 1:
         view.prev_href = params.link(page=page - 1 if page - 1 > 1 else None)
-    if page < pages:
+    if more:
         view.next_href = params.link(page=page + 1)
     view.act_facets = [FacetLink(a, act_name(a), n, params.link(act=[a], page=None), a in params.act)
                        for a, n in facets.acts]
