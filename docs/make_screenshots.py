@@ -6,7 +6,8 @@ Starts ``lexpipe serve`` over ``--home`` (default: this checkout's ``.lexpipe``,
 ``make run`` builds, with the encoder of ``LEXPIPE_ENCODER`` — its default for the real index), waits
 for ``/health`` and drives the system Chromium (headless, 1280×900) through the states the browser
 test checks (tests/ui/test_search_page.py): results with highlights and facets, a filtered search,
-a unit with its timeline and word diff, the same unit at an older date, a German unit, and the
+a unit with its timeline and word diff, an article cited by court decisions, the same unit at an
+older date, a German unit, and the
 search at phone width (360×740). Each PNG is reduced to a 256-colour palette (as the Dagster UI
 screenshots: nothing visible is lost and the file shrinks about 2.5×); the script fails when one
 is over ``--max-kb``. The home is only read.
@@ -35,6 +36,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 VIEWPORT = {"width": 1280, "height": 900}
 PHONE = {"width": 360, "height": 740}
 PL_UNIT, PL_NEW, PL_OLD = "pl:kc:art:709^2", "2025-11-13", "2024-12-19"  # changed: written form → document form
+CITED_UNIT = "pl:kc:art:471"  # cited in 16 SAOS judgments of the full corpus (119 citations)
 DE_UNIT, DE_AS_OF = "de:bgb:par:536", "2024-11-28"  # Mietminderung, changed 2013 → 2021
 
 
@@ -139,8 +141,10 @@ def main() -> int:
             page.goto(unit_url(base, PL_UNIT, PL_NEW))
             page.locator("#unit-text").wait_for()
             shoot(page, out, "unit", args.max_kb)
-            page.evaluate("document.querySelector('#timeline').scrollIntoView({block: 'start'})")
-            shoot(page, out, "unit_timeline", args.max_kb)
+            # an article the SAOS judgments cite most: the cited-by section
+            page.goto(unit_url(base, CITED_UNIT, PL_NEW))
+            page.locator("#cited-by").wait_for()
+            shoot(page, out, "unit_cited_by", args.max_kb, full_page=True)
 
             # 4. the same unit at the older date, through the date form
             page.goto(unit_url(base, PL_UNIT, PL_NEW))
@@ -152,7 +156,7 @@ def main() -> int:
             # 5. a German unit, German interface
             page.goto(unit_url(base, DE_UNIT, DE_AS_OF, lang="de"))
             page.locator("#unit-text").wait_for()
-            shoot(page, out, "unit_german", args.max_kb)
+            shoot(page, out, "unit_german", args.max_kb, full_page=True)
 
             # 6. phone width
             page.set_viewport_size(PHONE)

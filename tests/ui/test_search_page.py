@@ -385,6 +385,18 @@ def test_german_interface(web, web_url, shots):
     assert re.search(r"\b(suche|suchen|gesetz|gesetze|stand|alle|treffer)\b", words), words[:500]
     save_screenshot(web, shots, "search_german")
 
+    # without lang: the query's language (a Polish question → pl), else the browser's Accept-Language
+    # (the context's locale is en-US; Chromium sends its own Accept-Language on navigations whatever
+    # set_extra_http_headers says, so a German browser is simulated by rewriting the header in a route)
+    web.goto(f"{web_url}/ui/search?" + urllib.parse.urlencode({"q": "Zgodnie z Kodeksem cywilnym, umowa leasingu"}))
+    assert web.locator("html").get_attribute("lang") == "pl"
+    web.route("**/ui/**", lambda route: route.continue_(
+        headers={**route.request.headers, "accept-language": "de-DE,de;q=0.9,en;q=0.5"}))
+    web.goto(f"{web_url}/ui/search")
+    assert web.locator("html").get_attribute("lang") == "de"
+    web.goto(f"{web_url}/ui/units/{urllib.parse.quote(UNIT, safe=':^')}?as_of={NEW}")
+    assert web.locator("html").get_attribute("lang") == "pl", "a Polish unit: the act's language first"
+
 
 def test_hostile_query_is_shown_escaped(web, web_url):
     web.goto(f"{web_url}/ui/search")
