@@ -80,6 +80,8 @@ __all__ = ["GoldUnit", "QualityRow", "refex_gold", "held_acts", "evaluate_refex"
            "decision_date"]
 
 EXACT = "exact"
+# a printed number read with its lost superscript (SAOS texts are PDF extractions: "art. 4491" for 449^1)
+RESOLVED = frozenset({EXACT, "read_as"})
 _NUM = re.compile(r"\d+")
 _DOC_DATE = re.compile(r"_(\d{4}-\d{2}-\d{2})_")
 
@@ -187,12 +189,13 @@ def superscript_reading(gold_number: str, predicted_number: str) -> bool:
 
 
 def _exact_units(resolution: Any, held: frozenset[str]) -> list[tuple[int, int, str]]:
-    """(start, end, unit id) of every exact unit of a held act in a resolution."""
+    """(start, end, unit id) of every unit of a held act a resolution resolved (exact, or exact under the
+    reading of a lost superscript)."""
     out = []
     for c in _field(resolution, "citations", []) or []:
         for u in _field(c, "units", []) or []:
             uid = _field(u, "unit_id")
-            if _field(u, "match") == EXACT and uid and ":".join(uid.split(":")[:2]) in held:
+            if _field(u, "match") in RESOLVED and uid and ":".join(uid.split(":")[:2]) in held:
                 out.append((_field(c, "start"), _field(c, "end"), uid))
     return out
 

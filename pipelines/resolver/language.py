@@ -45,6 +45,8 @@ class Found:
     relative_ids: list[str]  # "art:415:par:1", "par:823:abs:1": the unit ids without the act
     printed: str | None = None  # the number as printed, when it was read differently (a lost superscript)
     notes: list[str] = field(default_factory=list)
+    superscript_read: bool = False  # the printed number is not a unit; a split with a lost superscript is
+
 
     def unit_ids(self) -> list[str]:
         return [f"{self.act_id}:{r}" for r in self.relative_ids] if self.act_id else []
@@ -111,7 +113,8 @@ def _polish(text: str, known_articles: frozenset[str] | None) -> list[Found]:
             notes.append(f"a § without an article of {c.act_id}, whose top unit is the article: which article's "
                          "paragraph is not said")
         out.append(Found(c.start, end, text[c.start:end], "pl", c.act_id, c.act_text,
-                         [] if c.bare_paragraph else _pl_relative(c), printed, notes))
+                         [] if c.bare_paragraph else _pl_relative(c), printed, notes,
+                         superscript_read=bool(c.raw_article) and printed == c.raw_article))
     return out
 
 

@@ -9,6 +9,7 @@ nothing else, so it can never land on ``§ 1823``.
 from __future__ import annotations
 
 EXACT = "exact"  # the unit is in the version in force at the date (its status may still be repealed or pending)
+READ_AS = "read_as"  # the printed number is no unit; read with a lost superscript (4491 → 449^1) it is exact
 NOT_IN_VERSION = "not_in_version"  # another held version has it, the one in force at the date does not (held_in)
 PARTIAL = "partial"  # the article is there at the date, the cited paragraph/point/letter is in no held version
 NOT_FOUND = "not_found"  # the act is held, no held version has the unit (hallucinated, or gone before the oldest)
@@ -17,10 +18,13 @@ ACT_NOT_HELD = "act_not_held"  # the act is recognised (an id) but the corpus ho
 AMBIGUOUS = "ambiguous"  # no act named; held acts that have such a unit are listed as candidates, none picked
 NO_ACT = "no_act"  # no act named and no held act has such a unit at the date
 
-KINDS: tuple[str, ...] = (EXACT, NOT_IN_VERSION, PARTIAL, NOT_FOUND, NOT_COVERED, ACT_NOT_HELD, AMBIGUOUS, NO_ACT)
+KINDS: tuple[str, ...] = (EXACT, READ_AS, NOT_IN_VERSION, PARTIAL, NOT_FOUND, NOT_COVERED, ACT_NOT_HELD, AMBIGUOUS, NO_ACT)
 
 DESCRIPTIONS: dict[str, str] = {
     EXACT: "the unit exists in the version in force at the date",
+    READ_AS: "the number as printed is no unit of the act; read with a superscript lost in print (4491 as 449^1, "
+             "see printed) the unit exists at the date. Likely in PDF-extracted text, suspicious in an LLM's "
+             "answer: a verifier should not count it as exact",
     NOT_IN_VERSION: "the unit exists in another held version, not in the one in force at the date (see held_in)",
     PARTIAL: "the article exists at the date but the cited paragraph/point/letter is in no held version "
              "(article_id names the article)",

@@ -14,6 +14,8 @@ few dictionary lookups warm. Figures: ``bench/resolver.py``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import datetime as dt
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -123,6 +125,8 @@ class CitationResolver:
             units = [self._unit(view, f.act_id, rel) for rel in f.relative_ids]
         if not units:  # a § with no article of a code: nothing to look up
             return self._done(f, M.NOT_FOUND if f.act_id else M.NO_ACT, [], notes)
+        if f.superscript_read:  # exact only under a reading of the printed number: say so
+            units = [dataclasses.replace(u, match=M.READ_AS) if u.match == M.EXACT else u for u in units]
         return self._done(f, M.least_exact([u.match for u in units]), units, notes)
 
     @staticmethod

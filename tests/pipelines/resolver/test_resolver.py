@@ -120,8 +120,10 @@ def test_a_bad_language_is_refused(kc: CitationResolver):
 
 def test_a_lost_superscript_is_read_as_the_article_that_exists_and_said(kc: CitationResolver):
     c = one(kc, "art. 4491 k.c.", as_of=NEW)
-    assert (c.units[0].unit_id, c.printed, c.match) == ("pl:kc:art:449^1", "4491", M.EXACT)
+    assert (c.units[0].unit_id, c.printed, c.match) == ("pl:kc:art:449^1", "4491", M.READ_AS)
     assert "4491" in c.note
+    # written with its superscript, the same article is exact
+    assert one(kc, "art. 449^1 k.c.", as_of=NEW).match == M.EXACT
 
 
 def test_counts_and_to_dict(kc: CitationResolver):
