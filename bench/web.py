@@ -4,20 +4,25 @@
 
 The same app ``lexpipe serve`` runs (``create_app`` over ``SearchService.from_settings`` and the
 home's reads, encoder from ``LEXPIPE_ENCODER``: the real one for the real home), in process through
-FastAPI's TestClient (routing, validation, the JSON or HTML answer; no network). For a fixed list of
-real queries — the first ``--queries`` Civil Code questions of the Polish professional exams
-2021–2023 (``<sample dir>/pl/exams``) and, when a German act is served, as many GerLayQA dev
-questions (``<sample dir>/de/gerlayqa/bgb_dev.json``, searched in ``de:bgb``) — it sends
-``GET /search?q=…&k=P`` (JSON) and ``GET /ui/search?q=…`` (the page, P hits a page) back to back,
-in alternating order per repetition so neither always comes second, after one warm-up round of each.
-Both ask the same service with the same parameters (``P`` is read from the first page answer), and
-each pair is checked: the page lists the same articles in the same order as the JSON.
+FastAPI's TestClient (routing, validation, the JSON or HTML answer; no network). Queries, fixed: the
+first ``--queries`` Civil Code questions of the Polish professional exams 2021–2023
+(``<sample dir>/pl/exams``) when a Polish statute index is served, and as many GerLayQA dev questions
+(``<sample dir>/de/gerlayqa/bgb_dev.json``, lay questions of ~1,100 characters, searched with
+``act=de:bgb``) when ``de:bgb`` is served. ``make run``'s home has no German search index; a German
+one is built in minutes with the hashing encoder (``LEXPIPE_ENCODER=hashing lexpipe index --act
+de:bgb --home DIR`` over a copy of ``corpus/de/bgb``), the real encoder needs about an hour on 2
+busy cores.
 
-Warm means warm: after the warm-up every query's vector is in the encoder's cache, so the
-figures are the search itself plus each answer's own work; the difference (page − JSON, per
-pair) is what rendering the page costs. Prints p50 / p95 / mean per path and language and the
-added ms at p50 / p95 (of the per-pair differences and of the two distributions). ``--profile``
-profiles the page requests (cProfile) and prints where the page's own time goes.
+Per query and repetition, in shuffled order: ``GET /search?q=…&k=10`` (JSON, one page),
+``GET /search?q=…&k=33`` (JSON, the same search the page makes: ``lexpipe.web.views.candidate_k``)
+and ``GET /ui/search?q=…`` (the page of 10), after one warm-up round of all three. Every triple is
+checked: the page lists the JSON answer's first 10 articles in the same order. Warm means warm: after
+the warm-up every query's vector is in the encoder's cache, so the figures are the search itself
+plus each answer's own work. Prints p50 / p95 / mean per path and language and the added ms
+(page − JSON) at p50 / p95 — of the two distributions, and per triple (which also carries the jitter
+of two independent requests on a shared machine). ``--profile``: the page's endpoint called in
+process per query under cProfile, the cumulative ms of its parts (search, highlight, facets,
+template render) per view.
 """
 
 from __future__ import annotations
