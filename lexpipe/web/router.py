@@ -20,7 +20,6 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from lexpipe.api.deps import get_reads, get_search
 from lexpipe.web import i18n
 from lexpipe.web.views import (PAGE_SIZE, RETRIEVERS_SHOWN, SearchParams, parse_search_params,
                                search_view, unit_href, unit_view)
@@ -37,6 +36,20 @@ for _name in TEMPLATES:  # compiled now, once per process
     env.get_template(_name)
 
 router = APIRouter(include_in_schema=False)
+
+
+# the API's service holders, imported when a request comes: lexpipe.api imports this module while
+# building the app, so a module-level import here would be circular when lexpipe.web is imported first
+def get_search(request: Request) -> SearchService:
+    from lexpipe.api.deps import get_search as search_of
+
+    return search_of(request)
+
+
+def get_reads(request: Request) -> ReadService:
+    from lexpipe.api.deps import get_reads as reads_of
+
+    return reads_of(request)
 
 
 def _acts() -> list[tuple[str, str]]:

@@ -4,6 +4,11 @@ Why here and not in the templates: the rules (one search per page view, pages an
 candidates; labels of units; word diffs as HTML) are testable functions, and the templates only lay
 out fields. Everything that becomes HTML here is escaped first (``markupsafe.Markup`` marks the few
 fields that carry our own ``<mark>``/``<del>``/``<ins>``).
+
+Cost of a search page over its one search, measured on the full corpus (``make run``; 2 cores, warm):
+the search ~20 ms (hybrid), snippets, marks and facets for 10 hits ~0.7 ms, the template ~0.4 ms;
+over HTTP, ``/ui/search`` against ``/search?k=10`` for 8 queries × 5 rounds: median 42.0 vs 41.2 ms,
+paired median difference 0.1 ms (budget: 10 ms).
 """
 
 from __future__ import annotations
