@@ -209,7 +209,7 @@ class SearchView:
     versions: dict[str, str] = field(default_factory=dict)
 
 
-def _hit_view(h, params: SearchParams, lang: str, status_label) -> HitView:
+def _hit_view(h, params: SearchParams) -> HitView:
     parts = [p.strip() for p in (h.heading_path or "").split("›")]
     title_part, path = (parts[-1], " › ".join(parts[:-1])) if parts and parts[-1] else (h.article_id, "")
     hit_lang = h.act_id.split(":", 1)[0]
@@ -218,7 +218,8 @@ def _hit_view(h, params: SearchParams, lang: str, status_label) -> HitView:
     is_case = h.act_id.endswith(":cases")
     return HitView(rank=h.rank, article_id=h.article_id, act_id=h.act_id, act_name=act_name(h.act_id),
                    title=f"{act_name(h.act_id)} {title_part}".strip() if not is_case else title_part,
-                   path=path, version=h.version, status=h.status or "", snippet=snip,
+                   path=path or (act_title(h.act_id) if not is_case else ""), version=h.version,
+                   status=h.status or "", snippet=snip,
                    href=_case_href(h.article_id) if is_case else unit_href(h.article_id, params.as_of or h.version,
                                                                              params.lang),
                    is_case=is_case)
@@ -263,12 +264,15 @@ def search_view(service: SearchService, params: SearchParams, status_label=lambd
         pages = max(pages, -(-len(candidates) // PAGE_SIZE))
     view = SearchView(params, searched=True, total=len(candidates), first=start + 1 if shown else 0,
                       last=start + len(shown), pages=pages, versions=result.versions)
-    view.hits = [_hit_view(h, params, params.lang or "", status_label) for h in shown]
+    view.hits = [_hit_view(h, params) for h in shown]
     if page > 1:
         view.prev_href = params.link(page=page - 1 if page - 1 > 1 else None)
     if more:
         view.next_href = params.link(page=page + 1)
-    view.act_facets = [FacetLink(a, act_name(a), n, params.link(act=[a], page=None), a in params.act)
+    # a case collection is chosen by target, never named as an act (the service refuses that)
+    view.act_facets = [FacetLink(a, act_name(a), n, params.link(act=[], target="cases", page=None)
+                                 if a.endswith(":cases") else params.link(act=[a], page=None),
+                                 a in params.act or (a.endswith(":cases") and params.target == "cases"))
                        for a, n in facets.acts]
     view.status_facets = [FacetLink(s, status_label(s), n, params.link(status=[s], page=None), s in params.status)
                           for s, n in facets.statuses]

@@ -146,7 +146,8 @@ def test_search_page_lists_the_api_hits_with_inflected_terms_marked(client):
         assert unquote(link.attrs["href"]) == f"/ui/units/{want['article_id']}?as_of={want['version']}"
         assert li.one("span", class_="hit-act").text() == "k.c."
         assert li.one("span", class_="hit-version").text().endswith(want["version"])
-        assert li.one("span", class_="hit-path").text() or want["heading_path"].count("›") == 0
+        parents = " › ".join(p.strip() for p in want["heading_path"].split("›")[:-1])
+        assert li.one("span", class_="hit-path").text() == (parents or "Kodeks cywilny (k.c.)")
     target = next(li for li in shown if li.attrs["data-article-id"] == UNIT)
     assert target.one("p", class_="snippet").inner() == f"<mark>Umowa leasingu</mark> {NEW_TEXT.split(' ', 2)[2]}"
     # every snippet word whose BM25 term is a query term is marked
@@ -366,3 +367,33 @@ def test_cited_by_lists_the_citing_judgments(corpus_home, service, tmp_path):
     items = [li.text() for li in section.all("li", class_="citing-judgment")]
     assert items == ["<b>V ACa 1/11</b>, common court, 2011-06-01", "I CSK 457/10, Supreme Court, 2011-04-29"]
     assert "2 decisions, 2 citations" in section.text()
+
+
+@pytest.fixture(scope="module")
+def gg_client(tmp_path_factory, sample_dir: Path) -> TestClient:
+    """The Grundgesetz in its three sample versions, built by the German pipeline (no search index)."""
+    from core.layout import Layout
+    from pipelines.statutes.de.build import build_all
+
+    home = tmp_path_factory.mktemp("gg_pages")
+    build_all(Layout(home), sample_dir, acts=("de:gg",))
+    return TestClient(create_app(reads=ReadService.at(home)))
+
+
+def test_german_unit_page(gg_client):
+    doc = page(gg_client, "/ui/units/de:gg:art:21", as_of="2021-01-01")
+    assert doc.one("html").attrs["lang"] == "de"  # the act's language
+    assert doc.one("button", id="date-submit").text() == "Anzeigen"
+    assert doc.one("article", id="unit").one("h1").text() == "Art. 21 GG"
+    kids = [unquote(a.attrs["href"]).split("?")[0] for a in doc.one("ul", id="children").all("a")]
+    assert kids == [f"/ui/units/de:gg:art:21:abs:{n}" for n in (1, 2, 3, 4, 5)]
+    versions = doc.one("section", id="timeline").all("li", class_="timeline-version")
+    assert [v.attrs["data-version"] for v in versions] == ["2012-08-03", "2012-08-06", "2020-09-29"]
+    assert versions[2].one("div", class_="diff").all("ins") and not versions[1].all(class_="diff")
+    crumbs = [li.text() for li in doc.one("nav", id="breadcrumbs").all("li")]
+    assert crumbs[0].startswith("Grundgesetz") and crumbs[1].startswith("Abschnitt II")
+    absatz = page(gg_client, "/ui/units/de:gg:art:1:abs:1", as_of="2013-01-01", lang="en")
+    assert absatz.one("html").attrs["lang"] == "en"
+    assert absatz.one("h1").text() == "Art. 1 Abs. 1 GG"
+    assert absatz.one(id="unit-text").text().startswith("(1) Die Würde des Menschen ist unantastbar.")
+    assert absatz.one(id="unit-text").attrs["lang"] == "de"  # the law's text keeps its language
