@@ -128,13 +128,25 @@ class Snippet:
 
 def _best_window(spans: list[tuple[int, int]], keys: list[str], width: int) -> int:
     """Start of the ``width``-character window holding the most distinct matched terms, then the
-    most marks (earliest on ties)."""
+    most marks (earliest on ties). One pass with two pointers: a long text can hold hundreds of marks."""
+    from collections import Counter
+
     best, best_score = spans[0][0], (-1, -1)
+    inside: Counter = Counter()
+    j = 0
     for i, (start, _) in enumerate(spans):
-        inside = [j for j in range(i, len(spans)) if spans[j][1] <= start + width]
-        score = (len({keys[j] for j in inside}), len(inside))
+        while j < len(spans) and spans[j][1] <= start + width:
+            inside[keys[j]] += 1
+            j += 1
+        score = (len(inside), j - i)
         if score > best_score:
             best, best_score = start, score
+        if j > i:  # span i leaves the window before the next start
+            inside[keys[i]] -= 1
+            if not inside[keys[i]]:
+                del inside[keys[i]]
+        else:
+            j = i + 1
     return best
 
 
@@ -153,7 +165,7 @@ def snippet(text: str, query: str, language: str, width: int = SNIPPET_CHARS) ->
     start = max(0, first - width // 5)  # a little context before the first mark
     start = _word_start(text, start)
     end = _word_end(text, min(len(text), start + width))
-    window = [(s - start, e - start) for s, e in spans if s >= start and e <= end]
+    window = [(max(s, start) - start, min(e, end) - start) for s, e in spans if s < end and e > start]
     return Snippet(text[start:end].strip(), _shift(window, text[start:end]), start > 0, end < len(text))
 
 

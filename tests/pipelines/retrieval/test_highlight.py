@@ -69,3 +69,12 @@ def test_no_match_shows_the_start_and_a_short_text_whole():
     s = snippet(long, "zachowek", "pl")
     assert s.spans == [] and not s.cut_start and s.cut_end and long.startswith(s.text)
     assert snippet_html("Krótki tekst.", "zachowek", "pl") == "Krótki tekst."
+
+
+def test_a_mark_longer_than_the_window_is_cut_with_it_and_many_marks_stay_cheap():
+    s = snippet("umowa " * 3000, "umowa", "pl")
+    assert s.spans == [(0, len(s.text))] and s.cut_end  # one merged mark, cut at the window's end
+    text = " ".join(("umowa" if i % 3 == 0 else "x") + "," for i in range(3000))
+    assert len(highlight(text, "umowa", "pl")) == 1000
+    s = snippet(text, "umowa", "pl")
+    assert s.spans and all(s.text[a:b] == "umowa" for a, b in s.spans)
