@@ -150,6 +150,9 @@ def _compare_with_api(page, base_url: str, extra: dict | None = None, *, offset:
         for part in ("title", "act", "path", "shown_version", "shown_status", "snippet"):
             assert s[part], f"contract: hit {s['article_id']} shows no {part} (a.hit-link, .hit-act, .hit-path, " \
                             f".hit-version, .hit-status, p.snippet)"
+        assert s["act"] in s["title"], f"contract: the title is the act's short name + the article: {s}"
+        link_date = query_params(s["href"]).get("as_of", [None])[0]
+        assert link_date in (w["version"], *params.get("as_of", [])), (s["href"], w["version"], params)
     if page.locator("#pager a[rel='next']").count():  # a next page only when the API has more
         assert _api_ids(base_url, {**params, "k": 1, "offset": offset + len(shown)}), "a next link without more hits"
     return shown
@@ -237,6 +240,32 @@ def test_status_filter_and_facet_link_change_url_and_results(web, web_url, shots
     assert query_params(web.url).get("act") == ["pl:kc"], web.url
     assert {h["act_id"] for h in _compare_with_api(web, web_url)} == {"pl:kc"}
 
+    web.goto(f"{web_url}/ui/search?q=umowa")
+    with web.expect_navigation():
+        web.locator("#facet-act li[data-act-id='pl:kc'] a").click()
+    assert query_params(web.url).get("act") == ["pl:kc"], web.url
+    _compare_with_api(web, web_url)
+
+
+def test_date_and_retriever_controls(web, web_url, shots):
+    """``#as_of`` set to OLD searches the older version (the API's hits with as_of, each at OLD, 709^2
+    with its older wording in the snippet); the retriever select searches with bm25."""
+    _search_with_keyboard(web, web_url, "umowa leasingu forma")
+    web.locator("#as_of").fill(OLD)
+    with web.expect_navigation():
+        web.locator("#search-submit").click()
+    assert query_params(web.url).get("as_of") == [OLD], web.url
+    shown = _compare_with_api(web, web_url)
+    assert {h["version"] for h in shown} == {OLD}, shown
+    old = next((h for h in shown if h["article_id"] == UNIT), None)
+    assert old is not None and "piśmie" in old["snippet"], shown
+    save_screenshot(web, shots, "search_as_of_old")
+    web.locator("#retriever").select_option("bm25")
+    with web.expect_navigation():
+        web.locator("#search-submit").click()
+    assert query_params(web.url).get("retriever") == ["bm25"], web.url
+    _compare_with_api(web, web_url)
+
 
 def test_pager_moves_to_the_next_page_of_api_hits(web, web_url, shots):
     _search_with_keyboard(web, web_url, "umowa leasingu")
@@ -300,6 +329,24 @@ def test_unit_page_reads_like_the_api_and_switches_date(web, web_url, shots):
     expect(web.locator("#unit-version")).to_contain_text(OLD)
     expect(web.locator("#unit-version")).to_contain_text(NEW)  # the next version is named
     save_screenshot(web, shots, "unit_709_2_old", full_page=True)
+
+
+def test_unit_page_announced_wording_and_no_case_law(web, web_url):
+    """Art. 385^5 at NEW announces a new wording (ISAP's < >): #pending shows it with its date, as
+    the API reads it. 709^2 announces none: no #pending. The session corpus holds no case law:
+    no citing judgment is listed."""
+    pending = "pl:kc:art:385^5"
+    _, want = api(web_url, unit_path(pending), {"as_of": NEW})
+    assert want["text_pending"] and want["pending_effective_date"], want
+    web.goto(f"{web_url}/ui/units/{urllib.parse.quote(pending, safe=':^')}?as_of={NEW}")
+    section = web.locator("section#pending")
+    expect(section, "contract: <section id='pending'> when the version announces a wording").to_be_visible()
+    expect(section).to_contain_text(want["pending_effective_date"])
+    assert normalise(want["text_pending"]) in normalise(section.inner_text()), section.inner_text()
+    assert web.locator("li.citing-judgment").count() == 0
+    web.goto(f"{web_url}/ui/units/{urllib.parse.quote(UNIT, safe=':^')}?as_of={NEW}")
+    assert web.locator("section#pending").count() == 0
+    assert web.locator("li.citing-judgment").count() == 0
 
 
 def test_unit_breadcrumbs_and_neighbours(web, web_url):
