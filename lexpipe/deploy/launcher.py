@@ -74,7 +74,7 @@ class LocalProcessRunLauncher(DefaultRunLauncher):
     def worker_pid(self, run: DagsterRun) -> tuple[int | None, float | None]:
         """The pid the run's newest worker reported and when (a retried run has its own run id)."""
         for entry in reversed(self._instance.all_logs(run.run_id, of_type=DagsterEventType.ENGINE_EVENT)):
-            message = entry.user_message or ""
+            message = entry.message or ""
             if message.startswith(STARTED_PROCESS):
                 return int(message[len(STARTED_PROCESS):].split(")")[0]), entry.timestamp
         return None, None

@@ -49,3 +49,32 @@ def test_reused_pid_is_not_the_worker():
 def test_no_pid_yet_is_left_to_the_start_timeout():
     assert worker_health(None, None).status == WorkerStatus.RUNNING
     assert LocalProcessRunLauncher().supports_check_run_worker_health
+
+
+def test_worker_pid_read_from_the_run_events():
+    """The pid comes from the worker's own "Started process for run (pid: N)." engine event (its
+    message is on the Dagster event, not the entry's user message); the newest one wins."""
+    import dagster as dg
+    from dagster._core.events import EngineEventData
+    from dagster._core.test_utils import create_run_for_test
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        launcher = LocalProcessRunLauncher()
+        launcher.register_instance(instance)
+        run = create_run_for_test(instance, job_name="x")
+        assert launcher.worker_pid(run) == (None, None)
+        instance.report_engine_event("Executing steps using multiprocess executor: parent process (pid: 7).", run,
+                                     EngineEventData.in_process(7))
+        assert launcher.worker_pid(run) == (None, None)
+        worker = _sleeper()
+        try:
+            for pid in (41, worker.pid):  # a first worker, then its replacement
+                instance.report_engine_event(f"Started process for run (pid: {pid}).", run,
+                                             EngineEventData.in_process(pid))
+            pid, at = launcher.worker_pid(run)
+            assert pid == worker.pid and abs(at - time.time()) < 60
+            assert launcher.check_run_worker_health(run).status == WorkerStatus.RUNNING
+        finally:
+            worker.kill()
+            worker.wait()
+        assert launcher.check_run_worker_health(run).status == WorkerStatus.FAILED
