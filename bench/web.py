@@ -90,6 +90,7 @@ PROFILED = {  # (file suffix, function) → what it is, in the order of a page v
     ("pipelines/retrieval/highlight.py", "snippet_html"): "highlight: snippet_html",
     ("pipelines/retrieval/facets.py", "facet_counts"): "facet_counts",
     ("jinja2/environment.py", "render"): "template render (Jinja2)",
+    ("lexpipe/web/views.py", "href"): "links (pager, facets, hits: urlencode)",
 }
 
 
@@ -102,15 +103,42 @@ def profile(app, sets: dict[str, tuple[list[str], dict]]) -> None:
 
     from lexpipe.web import router as web
 
+    from lexpipe.web.views import SearchParams, candidate_k
+
     service = app.state.search
+    k = candidate_k(SearchParams(q="x"))
+
+    def page_view(q: str, extra: dict):
+        scope = {"type": "http", "method": "GET", "path": "/ui/search", "headers": [],
+                 "query_string": urlencode({"q": q, **extra}).encode(), "app": app}
+        return web.search_page(Request(scope), service=service)
+
+    # first without the profiler: the endpoint against its own search call, same thread, no HTTP
+    print()
+    print(f"the page's endpoint in process against the same SearchService.search(k={k}), 3 rounds, no profiler:")
+    print()
+    print("| language | endpoint p50 / p95 ms | search p50 / p95 ms | the page's own work p50 / p95 ms |")
+    print("|---|---:|---:|---:|")
+    for lang, (queries, extra) in sets.items():
+        ends, searches = [], []
+        for _ in range(3):
+            for q in queries:
+                t = time.perf_counter()
+                page_view(q, extra)
+                ends.append((time.perf_counter() - t) * 1000)
+                t = time.perf_counter()
+                service.search(q, k=k, acts=[extra["act"]] if "act" in extra else None)
+                searches.append((time.perf_counter() - t) * 1000)
+        own = [e - s for e, s in zip(ends, searches)]
+        print(f"| {lang} | {statistics.median(ends):.1f} / {pct(ends, .95):.1f} | {statistics.median(searches):.1f} / "
+              f"{pct(searches, .95):.1f} | {statistics.median(own):.1f} / {pct(own, .95):.1f} |")
+
     views = 0
     prof = cProfile.Profile()
     for queries, extra in sets.values():
         for q in queries:
-            scope = {"type": "http", "method": "GET", "path": "/ui/search", "headers": [],
-                     "query_string": urlencode({"q": q, **extra}).encode(), "app": app}
             prof.enable()
-            web.search_page(Request(scope), service=service)
+            page_view(q, extra)
             prof.disable()
             views += 1
     stats = pstats.Stats(prof).stats
