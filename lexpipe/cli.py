@@ -163,6 +163,18 @@ def _print_german_runs(console, store, runs) -> bool:
     return ok
 
 
+_CITED_COLS = ("cited units", "hallucinated", "not in force", "unverified")
+
+
+def _cited(scores: dict) -> tuple[str, ...]:
+    """The answer job's citation check of one question group (``-`` when the run has none): cited
+    units, the hallucination and not-in-force rates over the verified ones, and the unverified count."""
+    if "cited_units" not in scores:
+        return ("-",) * len(_CITED_COLS)
+    return (str(scores["cited_units"]), f"{scores['hallucination_rate']:.3f}", f"{scores['not_in_force_rate']:.3f}",
+            str(scores["unverified_units"]))
+
+
 def _run_benchmarks(settings, args, console, versions: dict[str, list[str]]) -> bool:
     """Per act: benchmark staleness per version, the serving version's retrieval evaluation and
     answers (the question table once, before the first act)."""
@@ -232,7 +244,7 @@ def _run_benchmarks(settings, args, console, versions: dict[str, list[str]]) -> 
     console.print(summary)
     console.print(f"history: {eval_root(layout) / 'history'}  plots: {eval_root(layout)}/history*.png")
     answers = Table(title="answers per act (offline answerer unless an LLM is configured)")
-    for col in ("act", "version", "questions", "n", "answer", "context", "joint", "failed"):
+    for col in ("act", "version", "questions", "n", "answer", "context", "joint", "failed", *_CITED_COLS):
         answers.add_column(col)
     for r in answer_runs:
         ok &= r.success
@@ -243,7 +255,7 @@ def _run_benchmarks(settings, args, console, versions: dict[str, list[str]]) -> 
         info = json.loads(run_file.read_text())
         for group, v in info["scores"].items():
             answers.add_row(r.act_id, r.version, group, str(v["n"]), f"{v['answer']:.3f}", f"{v['context']:.3f}",
-                            f"{v['joint']:.3f}", str(v["failed"]))
+                            f"{v['joint']:.3f}", str(v["failed"]), *_cited(v))
     if answer_runs:
         console.print(answers)
     return ok
@@ -474,10 +486,11 @@ def cmd_prefect(args: argparse.Namespace) -> int:
         console.print(f"[red]prefect answers failed:[/] {run}")
         return 1
     t = Table(title=f"answers, {args.act} {run.version} ({run.run_id}, {run.answerer})")
-    for col in ("questions", "n", "answer", "context", "joint", "failed"):
+    for col in ("questions", "n", "answer", "context", "joint", "failed", *_CITED_COLS):
         t.add_column(col)
     for group, v in run.scores.items():
-        t.add_row(group, str(v["n"]), f"{v['answer']:.3f}", f"{v['context']:.3f}", f"{v['joint']:.3f}", str(v["failed"]))
+        t.add_row(group, str(v["n"]), f"{v['answer']:.3f}", f"{v['context']:.3f}", f"{v['joint']:.3f}", str(v["failed"]),
+                  *_cited(v))
     console.print(t)
     console.print(f"{run.stale_skipped} stale questions skipped; {run.path}")
     return 0
