@@ -366,6 +366,8 @@ def test_cited_by_lists_the_citing_judgments(corpus_home, service, tmp_path):
     items = [li.text() for li in section.all("li", class_="citing-judgment")]
     assert items == ["<b>V ACa 1/11</b>, common court, 2011-06-01", "I CSK 457/10, Supreme Court, 2011-04-29"]
     assert "2 decisions, 2 citations" in section.text()
+    assert [a.attrs["href"] for a in section.all("a")] == ["https://www.saos.org.pl/judgments/8",
+                                                           "https://www.saos.org.pl/judgments/7"]
 
 
 @pytest.fixture(scope="module")
