@@ -486,7 +486,12 @@ def unit_ids(c: Citation) -> list[str]:
     """Every unit id a citation names (lists of Absätze/Nummern multiply out), without checking."""
     if not candidate_ids(c):
         return []
-    base = candidate_ids(c)[0]
+    return units_below(c, candidate_ids(c)[0])
+
+
+def units_below(c: Citation, base: str) -> list[str]:
+    """``base`` (the § or Art. id, with or without the act) extended by every Absatz × Nummer ×
+    Buchstabe combination the citation names; a level is only added below the one above it."""
     out = []
     for combo in itertools.product(c.absatz or [None], c.nummer or [None], c.buchstabe or [None]):
         uid = base

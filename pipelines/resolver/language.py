@@ -16,7 +16,6 @@ is never matched by its prefix.
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -122,17 +121,7 @@ def _polish(text: str, known_articles: frozenset[str] | None) -> list[Found]:
 
 
 def _de_relative(c: DE.Citation, tag: str) -> list[str]:
-    if c.number is None:
-        return []
-    out = []
-    for combo in itertools.product(c.absatz or [None], c.nummer or [None], c.buchstabe or [None]):
-        uid = f"{tag}:{c.number}"
-        for v, t in zip(combo, ("abs", "nr", "lit")):
-            if v is None:
-                break
-            uid += f":{t}:{v}"
-        out.append(uid)
-    return list(dict.fromkeys(out))
+    return [] if c.number is None else DE.units_below(c, f"{tag}:{c.number}")
 
 
 def _german(text: str) -> list[Found]:
