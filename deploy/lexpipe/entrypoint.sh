@@ -5,7 +5,7 @@
 set -eu
 for pair in pg_password:DAGSTER_PG_PASSWORD es_api_key:LEXPIPE_ES_API_KEY; do
   file="/run/secrets/${pair%%:*}"
-  if [ -r "$file" ]; then
+  if [ -s "$file" ]; then  # present and not empty (an empty placeholder sets nothing)
     export "${pair#*:}=$(cat "$file")"
   fi
 done
