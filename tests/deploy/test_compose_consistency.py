@@ -140,3 +140,17 @@ def test_workspace_points_at_the_code_location_service():
     assert loc["grpc_server"]["host"] == "code-location"
     cmd = COMPOSE["services"]["code-location"]["command"]
     assert cmd[cmd.index("-p") + 1] == str(loc["grpc_server"]["port"]) and "assets.definitions" in cmd
+
+
+def test_entrypoint_exports_mounted_secrets(tmp_path):
+    """deploy/lexpipe/entrypoint.sh: a mounted secret file becomes its env var (trailing newline
+    dropped), an empty placeholder or a missing file sets nothing, and the command runs."""
+    import subprocess
+
+    (tmp_path / "pg_password").write_text("s3cret pw\n")
+    (tmp_path / "es_api_key").write_text("")
+    env = {"PATH": "/usr/bin:/bin", "SECRETS_DIR": str(tmp_path)}
+    out = subprocess.run(["sh", str(DEPLOY / "lexpipe" / "entrypoint.sh"), "sh", "-c",
+                          'echo "pg=[$DAGSTER_PG_PASSWORD] es=[${LEXPIPE_ES_API_KEY-unset}]"'],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "pg=[s3cret pw] es=[unset]"
