@@ -34,7 +34,7 @@ RESOLVE_CITATION = ToolDefinition(
     name="resolve_citation", title="Resolve statute citations in a text",
     description=("Find the statute citations in a text (e.g. 'art. 415 k.c.', 'art. 5 § 2 pkt 1 k.p.c.', "
                  "'§ 823 Abs. 1 BGB') and resolve each to unit ids at a date: whether the corpus holds the unit "
-                 "then (match: exact, not_in_version, partial, ambiguous, not_found, …), its status and its "
+                 "then (match: exact, read_as, not_in_version, partial, ambiguous, not_found, …), its status and its "
                  "wording in force. Use it to check citations before relying on them."),
     input_schema=obj({"text": {"type": "string", "minLength": 1, "maxLength": MAX_CITATION_CHARS,
                                "description": "text with one or more citations, e.g. 'art. 415 k.c.'"},
