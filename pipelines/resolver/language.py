@@ -45,6 +45,7 @@ class Found:
     printed: str | None = None  # the number as printed, when it was read differently (a lost superscript)
     notes: list[str] = field(default_factory=list)
     superscript_read: bool = False  # the printed number is not a unit; a split with a lost superscript is
+    range_to: str | None = None  # "§§ 184 bis 187": the range's last unit (relative id); the lookup fills in the rest
 
 
     def unit_ids(self) -> list[str]:
@@ -154,8 +155,22 @@ def _german(text: str) -> list[Found]:
         if c.act_key and "/" in c.act_key:
             notes.append(f"an EU act ({c.act_text or c.act_key}): not a statute lexpipe holds")
             act_id = f"eu:{c.act_key}"
+        prev = out[-1] if out else None
+        if (c.role == "range_end" and prev is not None and prev.range_to is None and prev.language == "de"
+                and _range_start(prev, tag, c.range_start) and not (c.absatz or c.nummer or c.buchstabe)
+                and (prev.act_id is None or act_id is None or prev.act_id == act_id)):
+            # "§§ 184 bis 187 BGB": one citation spanning both ends, expanded against the act's version
+            prev.end, prev.text, prev.range_to = end, text[prev.start:end], f"{tag}:{c.number}"
+            prev.act_id, prev.act_text = prev.act_id or act_id, prev.act_text or act_text
+            prev.notes += notes
+            continue
         out.append(Found(start, end, span, "de", act_id, act_text, _de_relative(c, tag), printed, notes))
     return out
+
+
+def _range_start(prev: Found, tag: str, number: str | None) -> bool:
+    """``prev`` is the bare § (no Absatz) a range's end points back to."""
+    return number is not None and prev.relative_ids == [f"{tag}:{number}"]
 
 
 # ------------------------------------------------------------------------------------------ both

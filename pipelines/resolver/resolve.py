@@ -122,7 +122,12 @@ class CitationResolver:
                 notes.append(note)
                 return self._done(f, M.ACT_NOT_HELD, [], notes)
         else:
-            units = [self._unit(view, f.act_id, rel) for rel in f.relative_ids]
+            rels = f.relative_ids
+            if f.range_to:
+                rels, note = _range(view, f.act_id, f.relative_ids[0], f.range_to)
+                if note:
+                    notes.append(note)
+            units = [self._unit(view, f.act_id, rel) for rel in rels]
         if not units:  # a § with no article of a code: nothing to look up
             return self._done(f, M.NOT_FOUND if f.act_id else M.NO_ACT, [], notes)
         if f.superscript_read:  # exact only under a reading of the printed number: say so
@@ -206,6 +211,29 @@ class CitationResolver:
                     ids.update(view.index(act_id, v).articles)
             self._known = (key, frozenset(ids))
         return self._known[1]
+
+
+MAX_RANGE = 60  # units listed for one range; the Polish extractor expands "art. 1–60" as far
+
+
+def _range(view: CorpusView, act_id: str, first: str, last: str) -> tuple[list[str], str | None]:
+    """The units of ``§§ first bis last`` in the version in force at the date, in the act's own order
+    (so 184, 184a, 185 … and never a numeric guess); both ends alone, with a note, when either end is
+    not in that version, the range runs backwards or holds more than :data:`MAX_RANGE` units."""
+    try:
+        idx = view.index(act_id, view.version_at(act_id))
+    except NotCovered:
+        return [first, last], None
+    order = list(idx.articles)
+    a, b = f"{act_id}:{first}", f"{act_id}:{last}"
+    if a not in idx.articles or b not in idx.articles:
+        return [first, last], "range not expanded: an end of it is not in the version in force at the date"
+    i, j = order.index(a), order.index(b)
+    if i > j:
+        return [first, last], "range not expanded: its first unit comes after its last in the act"
+    if j - i + 1 > MAX_RANGE:
+        return [first, last], f"range not expanded: {j - i + 1} units in act order (at most {MAX_RANGE})"
+    return [u.split(":", 2)[2] for u in order[i:j + 1]], None
 
 
 def _bare(unit_id: str | None, rel: str, match: str, **kw: Any) -> UnitResolution:

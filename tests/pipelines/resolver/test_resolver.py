@@ -192,3 +192,21 @@ def test_mixed_languages_in_one_text(de: CitationResolver):
     res = de.resolve("Zgodnie z art. 415 k.c. oraz § 823 Abs. 1 BGB.")
     assert [(c.language, c.act_id, c.match) for c in res.citations] == [("pl", "pl:kc", M.ACT_NOT_HELD),
                                                                        ("de", "de:bgb", M.EXACT)]
+
+
+def test_a_german_range_is_one_citation_expanded_in_the_acts_own_order(de: CitationResolver):
+    c = one(de, "nach §§ 184 bis 187 BGB")
+    assert (c.text, c.match) == ("§§ 184 bis 187 BGB", M.EXACT)
+    assert [u.unit_id for u in c.units] == [f"de:bgb:par:{n}" for n in (184, 185, 186, 187)]
+    g = one(de, "Art. 1 bis 3 GG")
+    assert [u.unit_id for u in g.units] == ["de:gg:art:1", "de:gg:art:2", "de:gg:art:3"]
+
+
+def test_a_german_range_too_long_backwards_or_with_a_missing_end_keeps_its_two_ends(de: CitationResolver):
+    long_ = one(de, "§§ 1 bis 200 BGB")
+    assert [u.unit_id for u in long_.units] == ["de:bgb:par:1", "de:bgb:par:200"] and "at most" in long_.note
+    back = one(de, "§§ 187 bis 184 BGB")
+    assert [u.unit_id for u in back.units] == ["de:bgb:par:187", "de:bgb:par:184"] and "after" in back.note
+    gone = one(de, "§§ 823 bis 9999 BGB")
+    assert [(u.unit_id, u.match) for u in gone.units] == [("de:bgb:par:823", M.EXACT), ("de:bgb:par:9999", M.NOT_FOUND)]
+    assert gone.match == M.NOT_FOUND  # never stretched to a § that exists
