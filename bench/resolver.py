@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.resolver import CitationResolver  # noqa: E402
+from reads import pct  # noqa: E402  (bench/, the script's folder)
 
 LIMIT = 20000
 
@@ -60,11 +61,6 @@ def polish_texts(data: Path, pages: list[str]) -> list[str]:
 def german_texts(data: Path) -> list[str]:
     path = data / "de" / "refex" / "documents.jsonl"
     return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def pct(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 
 def main() -> int:

@@ -8,20 +8,17 @@ The response mirrors :class:`~pipelines.resolver.Resolution` field for field. On
 
 from __future__ import annotations
 
-import threading
 from typing import Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
-from lexpipe.api.deps import get_reads
+from lexpipe.api.deps import get_resolver
 from lexpipe.api.models import TOO_LARGE, UNPROCESSABLE, ErrorOut
-from pipelines.reads import ReadService
 from pipelines.resolver import CitationResolver
 from pipelines.resolver.matches import DESCRIPTIONS, KINDS
 
 router = APIRouter(tags=["citations"])
-_lock = threading.Lock()
 
 MATCH_DOC = "; ".join(f"{k}: {DESCRIPTIONS[k]}" for k in KINDS)
 
@@ -75,17 +72,6 @@ class ResolutionOut(_Out):
     language: str | None = Field(description="the text's language, given or guessed from cue words")
     citations: list[ResolvedCitationOut]
     counts: dict[str, int] = Field(description="citations per match kind")
-
-
-def get_resolver(request: Request, reads: ReadService = Depends(get_reads)) -> CitationResolver:
-    state = request.app.state
-    resolver = getattr(state, "resolver", None)
-    if resolver is None or resolver.reads is not reads:
-        with _lock:
-            resolver = getattr(state, "resolver", None)
-            if resolver is None or resolver.reads is not reads:
-                resolver = state.resolver = CitationResolver(reads)
-    return resolver
 
 
 @router.post("/citations/resolve", response_model=ResolutionOut, responses={

@@ -8,11 +8,15 @@ index, and one that only searches never reads a corpus table.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from fastapi import Request
 
 from pipelines.reads import ReadService
 from pipelines.retrieval.service import SearchService
+
+if TYPE_CHECKING:
+    from pipelines.resolver import CitationResolver
 
 _lock = threading.Lock()
 
@@ -37,6 +41,22 @@ def get_reads(request: Request) -> ReadService:
 
                 state.reads = ReadService.at(get_settings().home)
     return state.reads
+
+
+def get_resolver(request: Request) -> "CitationResolver":
+    """One citation resolver per app, over the app's read service (its per-version indexes stay warm
+    between requests); rebuilt if the read service was replaced."""
+    from pipelines.resolver import CitationResolver
+
+    reads = get_reads(request)
+    state = request.app.state
+    resolver = getattr(state, "resolver", None)
+    if resolver is None or resolver.reads is not reads:
+        with _lock:
+            resolver = getattr(state, "resolver", None)
+            if resolver is None or resolver.reads is not reads:
+                resolver = state.resolver = CitationResolver(reads)
+    return resolver
 
 
 def get_layout(request: Request):

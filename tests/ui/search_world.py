@@ -13,15 +13,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from corpus_fixtures import REPO  # tests/, on sys.path via conftest
-from ui_world import free_port, stop_ui  # tests/ui
+from ui_world import start_lexpipe, stop_ui  # tests/ui
 
 SERVE_START_TIMEOUT_S = 120  # the app imports spaCy and opens the index on first use: ~10 s idle
 
@@ -51,27 +48,9 @@ def health(base_url: str) -> dict | None:
 def start_serve(home: Path, log: Path, *, encoder: str = "hashing") -> tuple[subprocess.Popen, str]:
     """``lexpipe serve --port <free>`` over ``home`` in its own session (stopped with
     ``stop_serve``); returns once ``/health`` answers with a served act."""
-    port = free_port()
-    script = Path(sys.executable).with_name("lexpipe")
-    cmd = [str(script)] if script.exists() else [sys.executable, "-c",
-                                                 "import sys; from lexpipe.cli import main; sys.exit(main())"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen([*cmd, "serve", "--host", "127.0.0.1", "--port", str(port)], cwd=REPO,
-                                env=serve_env(home, encoder=encoder), stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    base_url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + SERVE_START_TIMEOUT_S
-    while True:
-        h = health(base_url)
-        if h and h.get("serving"):
-            return proc, base_url
-        if proc.poll() is not None:
-            raise RuntimeError(f"lexpipe serve exited with {proc.returncode}; log {log}:\n{log.read_text()[-4000:]}")
-        if time.monotonic() > deadline:
-            stop_serve(proc)
-            raise RuntimeError(f"lexpipe serve did not answer /health within {SERVE_START_TIMEOUT_S} s; "
-                               f"log {log}:\n{log.read_text()[-4000:]}")
-        time.sleep(0.5)
+    return start_lexpipe(["serve", "--host", "127.0.0.1"], serve_env(home, encoder=encoder), log,
+                         ready=lambda base: bool((health(base) or {}).get("serving")),
+                         timeout_s=SERVE_START_TIMEOUT_S, poll_s=0.5)
 
 
 def stop_serve(proc: subprocess.Popen) -> None:

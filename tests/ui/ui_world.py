@@ -19,6 +19,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from corpus_fixtures import (  # tests/, on sys.path via conftest
     NEW, OLD, REPO, PublishedCorpus, copy_published_corpus, dagster_home_env, open_instance, write_dagster_yaml,
@@ -114,29 +115,37 @@ def locations_loaded(base_url: str) -> bool:
     return bool(entries) and all(e["loadStatus"] == "LOADED" for e in entries)
 
 
-def start_ui(world: UiWorld, log: Path) -> tuple[subprocess.Popen, str]:
-    """``lexpipe ui --port <free>`` over the world's homes; waits until its code location loaded.
-    Started in its own session so the webserver, code server and daemon stop together."""
+def start_lexpipe(args: list[str], env: dict[str, str], log: Path, *, ready: Callable[[str], bool],
+                  timeout_s: float, poll_s: float = 1.0) -> tuple[subprocess.Popen, str]:
+    """``lexpipe <args> --port <free>`` in its own session (stopped with :func:`stop_ui`), output to
+    ``log``; returns once ``ready(base_url)``. A process that exits or is not ready in ``timeout_s``
+    raises RuntimeError with the end of its log."""
     port = free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(world.dagster_home), "LEXPIPE_HOME": str(world.home),
-           "LEXPIPE_SAMPLE_DIR": str(world.samples), "LEXPIPE_OFFLINE": "true", "LEXPIPE_ENCODER": "hashing"}
     script = Path(sys.executable).with_name("lexpipe")
     cmd = [str(script)] if script.exists() else [sys.executable, "-c",
                                                  "import sys; from lexpipe.cli import main; sys.exit(main())"]
     with log.open("wb") as out:
-        proc = subprocess.Popen([*cmd, "ui", "--port", str(port)], cwd=REPO, env=env, stdout=out,
+        proc = subprocess.Popen([*cmd, *args, "--port", str(port)], cwd=REPO, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     base_url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + UI_START_TIMEOUT_S
-    while not locations_loaded(base_url):
+    name = f"lexpipe {args[0]}"
+    deadline = time.monotonic() + timeout_s
+    while not ready(base_url):
         if proc.poll() is not None:
-            raise RuntimeError(f"lexpipe ui exited with {proc.returncode}; log {log}:\n{log.read_text()[-4000:]}")
+            raise RuntimeError(f"{name} exited with {proc.returncode}; log {log}:\n{log.read_text()[-4000:]}")
         if time.monotonic() > deadline:
             stop_ui(proc)
-            raise RuntimeError(f"lexpipe ui did not load its code location within {UI_START_TIMEOUT_S} s; "
-                               f"log {log}:\n{log.read_text()[-4000:]}")
-        time.sleep(1)
+            raise RuntimeError(f"{name} was not ready within {timeout_s:.0f} s; log {log}:\n{log.read_text()[-4000:]}")
+        time.sleep(poll_s)
     return proc, base_url
+
+
+def start_ui(world: UiWorld, log: Path) -> tuple[subprocess.Popen, str]:
+    """``lexpipe ui --port <free>`` over the world's homes; waits until its code location loaded.
+    Started in its own session so the webserver, code server and daemon stop together."""
+    env = {**os.environ, "DAGSTER_HOME": str(world.dagster_home), "LEXPIPE_HOME": str(world.home),
+           "LEXPIPE_SAMPLE_DIR": str(world.samples), "LEXPIPE_OFFLINE": "true", "LEXPIPE_ENCODER": "hashing"}
+    return start_lexpipe(["ui"], env, log, ready=locations_loaded, timeout_s=UI_START_TIMEOUT_S)
 
 
 def stop_ui(proc: subprocess.Popen) -> None:
