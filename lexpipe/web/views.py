@@ -360,9 +360,9 @@ def unit_view(reads: ReadService, unit_id: str, as_of: str | None, lang: str | N
     else:
         heading = own
     prev = nxt = None
-    if u.article_id and u.article_id in idx.articles:
-        order = list(idx.articles)
-        i = order.index(u.article_id)
+    i = idx.article_position(u.article_id) if u.article_id else None
+    if i is not None:
+        order = idx.article_ids
         if i > 0:
             prev = (_node_label(idx, u.act_id, order[i - 1]), link(order[i - 1]))
         if i + 1 < len(order):

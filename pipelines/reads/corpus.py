@@ -57,6 +57,8 @@ class VersionIndex:
     nodes: dict[str, Node]
     articles: dict[str, dict]
     _children: dict[str | None, list[str]] | None = field(default=None, repr=False)
+    _article_ids: tuple[str, ...] | None = field(default=None, repr=False)
+    _position: dict[str, int] | None = field(default=None, repr=False)
 
     def has(self, unit_id: str) -> bool:
         return unit_id in self.nodes or unit_id in self.articles
@@ -88,6 +90,20 @@ class VersionIndex:
             out.append(p)
             parent = p.parent_id
         return out[::-1]
+
+    @property
+    def article_ids(self) -> tuple[str, ...]:
+        """The article ids in the act's own order (ARTICLES rows), built once per version."""
+        if self._article_ids is None:
+            self._article_ids = tuple(self.articles)
+        return self._article_ids
+
+    def article_position(self, article_id: str) -> int | None:
+        """The article's index in :attr:`article_ids` (None: not an article of this version): neighbours
+        and ranges without a scan of the act per request."""
+        if self._position is None:
+            self._position = {a: i for i, a in enumerate(self.article_ids)}
+        return self._position.get(article_id)
 
     @property
     def children(self) -> dict[str | None, list[str]]:

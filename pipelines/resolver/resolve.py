@@ -224,16 +224,14 @@ def _range(view: CorpusView, act_id: str, first: str, last: str) -> tuple[list[s
         idx = view.index(act_id, view.version_at(act_id))
     except NotCovered:
         return [first, last], None
-    order = list(idx.articles)
-    a, b = f"{act_id}:{first}", f"{act_id}:{last}"
-    if a not in idx.articles or b not in idx.articles:
+    i, j = idx.article_position(f"{act_id}:{first}"), idx.article_position(f"{act_id}:{last}")
+    if i is None or j is None:
         return [first, last], "range not expanded: an end of it is not in the version in force at the date"
-    i, j = order.index(a), order.index(b)
     if i > j:
         return [first, last], "range not expanded: its first unit comes after its last in the act"
     if j - i + 1 > MAX_RANGE:
         return [first, last], f"range not expanded: {j - i + 1} units in act order (at most {MAX_RANGE})"
-    return [u.split(":", 2)[2] for u in order[i:j + 1]], None
+    return [u.split(":", 2)[2] for u in idx.article_ids[i:j + 1]], None
 
 
 def _bare(unit_id: str | None, rel: str, match: str, **kw: Any) -> UnitResolution:
