@@ -431,38 +431,62 @@ def _pieces(text: str, limit: int = MAX_PIECE_CHARS) -> list[str]:
     return out
 
 
+_WORD_RE = re.compile(r"\S+")
+_MEMO_LIMIT = 2_000_000  # word → terms entries kept per analyser (~300 MB at the limit); cleared past it
+
+
 @dataclass(eq=False)
 class Analyzer:
     """Text → BM25 terms. Build with :func:`get_analyzer`; call the same object at index and
-    query time."""
+    query time.
+
+    Why a memo in front of the spaCy pipeline: every step of every pipeline here is a function of
+    one whitespace-delimited piece of text — spaCy's tokenizer splits at whitespace first and
+    handles each piece alone (prefix/suffix/infix rules, exceptions), and the lemma components,
+    the case retry and ``lexpipe_terms`` look at one token at a time. So the terms of a text are
+    the terms of its pieces, in order, and a piece seen once need not be analysed again. Measured
+    on 20,000 paragraphs of German federal law (2.46 M characters): ``nlp.pipe`` 31.9 s, the
+    memo 12.2 s cold and 0.97 s warm, with identical terms for every paragraph (a test holds the
+    two paths equal on Polish and German statute text). The whole German corpus (137.5 M
+    characters) would have taken ~44 min through ``nlp.pipe`` alone."""
 
     lang: str
     variant: str  # canonical, e.g. "pl_simplemma+fold"
     nlp: Language = field(repr=False)
     id: str = ""
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    def _piece_terms(self, word: str) -> tuple[str, ...]:
+        memo = self._memo
+        out = memo.get(word)
+        if out is None:
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            out = memo[word] = tuple(self.nlp(word)._.terms)
+        return out
 
     def analyze(self, text: str) -> list[str]:
         """Terms of one text (lemmas/stems, lowercased; folded if the variant says +fold)."""
+        if not text or text.isspace():
+            return []
+        out: list[str] = []
+        terms = self._piece_terms
+        for word in _WORD_RE.findall(normalize_text(text)):
+            out.extend(terms(word))
+        return out
+
+    def analyze_pipeline(self, text: str) -> list[str]:
+        """The same terms through the whole spaCy pipeline at once (no memo): the reference the
+        memoised :meth:`analyze` is tested against."""
         if not text or text.isspace():
             return []
         text = normalize_text(text)
         return [t for piece in _pieces(text) for t in self.nlp(piece)._.terms]
 
     def analyze_many(self, texts: Iterable[str], batch_size: int = 256) -> list[list[str]]:
-        """Terms of many texts via ``nlp.pipe``; identical to ``[analyze(t) for t in texts]``."""
-        owners: list[int] = []
-        pieces: list[str] = []
-        n = 0
-        for i, text in enumerate(texts):
-            n += 1
-            if text and not text.isspace():
-                for piece in _pieces(normalize_text(text)):
-                    owners.append(i)
-                    pieces.append(piece)
-        out: list[list[str]] = [[] for _ in range(n)]
-        for owner, doc in zip(owners, self.nlp.pipe(pieces, batch_size=batch_size)):
-            out[owner].extend(doc._.terms)
-        return out
+        """Terms of many texts; identical to ``[analyze(t) for t in texts]`` (``batch_size`` is
+        kept for callers of the former ``nlp.pipe`` path)."""
+        return [self.analyze(t) for t in texts]
 
     @staticmethod
     def fold(tokens: Sequence[str]) -> list[str]:

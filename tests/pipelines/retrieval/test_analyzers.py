@@ -239,3 +239,37 @@ def test_variant_names():
         get_analyzer("pl", "pl_simplemma+bogus")
     with pytest.raises(ValueError):
         get_analyzer("xx")
+
+
+# -- the memo in front of the pipeline (Analyzer.analyze) gives the pipeline's terms ---------------
+
+_MEMO_CASES = {
+    "pl": ["Art. 109¹. § 1. Zgodnie z art. 5–7 k.c. (uchylony) Dz.U.\xa0z 2024 r. poz.\u00a01061,\n"
+           "umowa — „sprzedaży” 3) lit. a)  zł\tKto   jest konsumentem?  m.in. 385^1–385^3",
+           "§ 2.\u2009Osoba fizyczna…\u200bnie  ponosi; art.415k.c. ,, ust. 1 pkt 2a"],
+    "de": ["§ 573b Abs. 1 Nr. 2 BGB i.V.m. Art. 3 GG; z.B.\nder Vermieter – „Teilkündigung“ (weggefallen)",
+           "(1) Der Mieter\u00a0kann ... §§ 3 bis 6 a.F. Verträge\tZahlte er? 1. Januar 2012;\x0bEnde"],
+}
+
+
+@pytest.mark.parametrize("lang,variant,real", [("pl", None, True), ("pl", "pl_simplemma+keep+fold", False),
+                                               ("de", None, True), ("de", "de_lookup+stop+fold", False)])
+def test_memoised_analysis_equals_the_pipeline(lang, variant, real, sample_dir):
+    """Every pipeline step is a function of one whitespace-delimited piece, so the memo's terms
+    must equal the whole pipeline's: on odd whitespace and punctuation, and on real statute text
+    (pages of the Civil Code PDF, paragraphs of the BGB and GG)."""
+    from pipelines.retrieval.analyzers import canonical_variant, build_pipeline, Analyzer
+
+    fresh = Analyzer(lang, canonical_variant(lang, variant), build_pipeline(lang, variant))
+    texts = list(_MEMO_CASES[lang])
+    if real and lang == "de":
+        for name in ("bgb.md", "gg.md"):
+            body = (sample_dir / "de" / "gesetze" / name).read_text(encoding="utf-8")
+            texts += [p for p in body.split("\n\n") if p.strip()][:150]
+    elif real:
+        import pypdfium2
+        pdf = pypdfium2.PdfDocument(sample_dir / "pl" / "isap" / "D19640093Lj_2024-12-19.pdf")
+        texts += [pdf[i].get_textpage().get_text_range() for i in (0, 1, 20, 120)]
+    for t in texts:
+        assert fresh.analyze(t) == fresh.analyze_pipeline(t), t[:200]
+    assert fresh.analyze_many(texts[:20]) == [fresh.analyze_pipeline(t) for t in texts[:20]]
