@@ -1,12 +1,12 @@
 """Polish act names, abbreviations and Dz. U. addresses → one act id, and which acts the corpus holds.
 
-Why: Polish courts cite one act as ``k.p.c.``, ``kpc``, ``Kodeksu postępowania cywilnego``,
-``ustawy z dnia 17 listopada 1964 r. - Kodeks postępowania cywilnego``, by its original address
-``Dz. U. z 1964 r. Nr 43, poz. 296`` or by a unified text (``t.j. Dz. U. z 2023 r. poz. 1550``);
-SAOS's ``referencedRegulations`` name the same act by journal year/number/entry, often the
-*Obwieszczenie Marszałka Sejmu … w sprawie ogłoszenia jednolitego tekstu ustawy - …* that
-republished it. Every one of these must give the same id, or the citations of a judgment cannot be
-compared with SAOS's list, counted per act or linked to corpus units.
+Why: Polish courts cite one act as ``k.p.c.``, ``kpc``, ``k. p. c.``, ``Kodeksu postępowania
+cywilnego``, ``ustawy z dnia 17 listopada 1964 r. - Kodeks postępowania cywilnego`` (or ``z dnia
+17.11.1964 r.``), by its original address ``Dz. U. z 1964 r. Nr 43, poz. 296`` or by a unified text
+(``t.j. Dz. U. z 2023 r. poz. 1550``); SAOS's ``referencedRegulations`` name the same act by journal
+year/number/entry, often the *Obwieszczenie Marszałka Sejmu … w sprawie ogłoszenia jednolitego
+tekstu ustawy - …* that republished it. Every one of these must give the same id, or the citations
+of a judgment cannot be compared with SAOS's list, counted per act or linked to corpus units.
 
 Ids:
 
@@ -15,17 +15,22 @@ Ids:
   ``in_corpus``; their short citation (``k.c.``), aliases, title (any case ending: the title is
   turned into a stem pattern, ``Kodeksu pracy`` / ``Kodeksem pracy``) and address (``DU/1964/93``
   → Dz. U. 1964 poz. 93) come from the registry row;
-* other acts of :data:`KNOWN_ACTS` (a table of the acts Polish courts cite most, written from
-  general legal knowledge: abbreviation, title, original address, unified-text addresses) get
-  ``pl:<key>`` (``pl:kpk``, ``pl:pzp``, ``pl:konstytucja``), out of corpus; a table row whose
-  original address is a registry act's address is merged into that act (its t.j. addresses and
-  extra abbreviations then resolve to the registry id) — the table says nothing about what is held;
+* the Polish and EU acts of the table of known acts (``schemas/known_acts.toml``, loaded by
+  :mod:`schemas.known_acts`: title, date, citation forms, original and unified addresses) get their
+  table id (``pl:kpk``, ``pl:upk``, ``pl:konstytucja``, ``eu:2016/679`` for ``RODO``), out of
+  corpus; a table row whose address is a registry act's address is merged into that act (its t.j.
+  addresses and extra forms then resolve to the registry id) — the table says nothing about what
+  is held;
 * any other act cited by address gets ``pl:du:<year>:<poz>`` (the ELI form of the registry:
   a position is unique within a year's journal, and texts drop or misprint the ``Nr``), out of
   corpus; a statute or regulation cited by date only, ``pl:ustawa:<yyyy-mm-dd>`` /
   ``pl:rozporzadzenie:<yyyy-mm-dd>``.
 
 An amending act (``ustawy … o zmianie ustawy - Kodeks cywilny``) is never the act it amends.
+
+Speed with a large registry (issue 24 adds thousands of German rows): the Polish rows, held ids and
+top units are computed once per registry object (:func:`_per_registry`), the lexicon once per
+(Polish rows, table) — never a scan of the registry per citation.
 """
 
 from __future__ import annotations
@@ -33,16 +38,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Callable, TypeVar
 
-from schemas.acts import Act, registry
+from schemas.acts import Act, ActRegistry, registry
+from schemas.known_acts import KnownAct, KnownActs, known_acts
 
 # ------------------------------------------------------------------------------------------ table
 
 MONTHS = {"stycznia": 1, "lutego": 2, "marca": 3, "kwietnia": 4, "maja": 5, "czerwca": 6, "lipca": 7,
           "sierpnia": 8, "września": 9, "października": 10, "listopada": 11, "grudnia": 12}
 _MONTH_RX = "|".join(MONTHS)
-# "z dnia 29 stycznia 2004 r." / "z 17 grudnia 1998 r."
-DATE_RX = rf"z\s+(?:dnia\s+)?(?P<day>\d{{1,2}})\s+(?P<month>{_MONTH_RX})\s+(?P<year>\d{{4}})\s*(?:r\.|roku)?"
+_ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10, "XI": 11, "XII": 12}
+# "z dnia 29 stycznia 2004 r." / "z 17 grudnia 1998 r." / "z dnia 17.12.1998r." / "z dnia 6.VII.1982 r."
+DATE_RX = (rf"z\s+(?:dnia\s+)?(?P<day>\d{{1,2}})(?:\s+(?P<month>{_MONTH_RX})\s+"
+           r"|\.[ \u00a0]?(?P<mnum>0?[1-9]|1[0-2]|XII|XI|IX|X|VIII|VII|VI|IV|V|III|II|I)\.[ \u00a0]?)"
+           r"(?P<year>(?:1[89]|20)\d\d)\s*(?:r\.|roku)?")
 DATE_NC = re.sub(r"\(\?P<\w+>", "(?:", DATE_RX)  # the same without named groups, to combine in one pattern
 USTAWA = r"ustaw(?:a|ą|y|ę|ie)"
 # "rozporządzenia Prezesa Rady Ministrów z dnia 15 marca 2010 r. w sprawie " (issuer and date optional)
@@ -50,105 +60,18 @@ REGULATION = (r"rozporządzeni(?:e|a|u|em)(?:\s+(?:[A-ZŁŚŻŹ][\wąćęłńó�
               + r")?\s+w\s+sprawie\s+")
 
 
-@dataclass(frozen=True)
-class PolishAct:
-    """One Polish act as courts cite it (general knowledge, not read from any evaluation data)."""
-
-    key: str  # id suffix: pl:<key>
-    title: str  # nominative title; "o …" titles are statutes named "ustawa o …"
-    abbreviations: tuple[str, ...] = ()
-    address: tuple[int, int] | None = None  # original Dz. U. (year, position)
-    unified: tuple[tuple[int, int], ...] = ()  # unified texts (t.j.) republishing it
-    max_article: int | None = None  # highest article number (splits a lost superscript: 39814 → 398^14)
-    names: tuple[str, ...] = ()  # extra name patterns (regex) besides the title
-    valid_from: str | None = None  # an abbreviation shared with an older act means this one from then
+def month_of(m: re.Match) -> int:
+    """The month of a :data:`DATE_RX` match (a name, a number or a Roman numeral)."""
+    if m.group("month"):
+        return MONTHS[m.group("month")]
+    num = m.group("mnum")
+    return int(num) if num.isdigit() else _ROMAN[num]
 
 
-KNOWN_ACTS: tuple[PolishAct, ...] = (
-    PolishAct("kc", "Kodeks cywilny", ("k.c.", "kc"), (1964, 93),
-              ((2014, 121), (2016, 380), (2017, 459), (2018, 1025), (2019, 1145), (2020, 1740), (2022, 1360),
-               (2023, 1610), (2024, 1061)), 1088),
-    PolishAct("kpc", "Kodeks postępowania cywilnego", ("k.p.c.", "kpc"), (1964, 296),
-              ((2014, 101), (2016, 1822), (2018, 155), (2018, 1360), (2019, 1460), (2020, 1575), (2021, 1805),
-               (2023, 1550), (2024, 1568)), 1217),
-    PolishAct("kp", "Kodeks pracy", ("k.p.", "kp"), (1974, 141),
-              ((1998, 94), (2014, 1502), (2016, 1666), (2018, 108), (2018, 917), (2019, 1040), (2020, 1320),
-               (2022, 1510), (2023, 1465), (2025, 277)), 305),
-    PolishAct("kk", "Kodeks karny", ("k.k.", "kk"), (1997, 553),
-              ((2016, 1137), (2017, 2204), (2018, 1600), (2019, 1950), (2020, 1444), (2022, 1138), (2024, 17),
-               (2025, 383)), 363),
-    PolishAct("kpk", "Kodeks postępowania karnego", ("k.p.k.", "kpk"), (1997, 555),
-              ((2016, 1749), (2017, 1904), (2018, 1987), (2020, 30), (2021, 534), (2022, 1375), (2024, 37),
-               (2025, 46)), 682),
-    PolishAct("kkw", "Kodeks karny wykonawczy", ("k.k.w.", "kkw"), (1997, 557), max_article=261),
-    PolishAct("kks", "Kodeks karny skarbowy", ("k.k.s.", "kks"), (1999, 930), max_article=191),
-    PolishAct("kw", "Kodeks wykroczeń", ("k.w.",), (1971, 114), max_article=166),
-    PolishAct("kpw", "Kodeks postępowania w sprawach o wykroczenia", ("k.p.w.", "kpw"), (2001, 1148), max_article=122),
-    PolishAct("ksh", "Kodeks spółek handlowych", ("k.s.h.", "ksh"), (2000, 1037), max_article=700),
-    PolishAct("kro", "Kodeks rodzinny i opiekuńczy", ("k.r.o.", "kro"), (1964, 59), max_article=184),
-    PolishAct("kpa", "Kodeks postępowania administracyjnego", ("k.p.a.", "kpa"), (1960, 168), max_article=269),
-    PolishAct("ppsa", "Prawo o postępowaniu przed sądami administracyjnymi", ("p.p.s.a.", "ppsa"), (2002, 1270),
-              max_article=330),
-    PolishAct("uksc", "o kosztach sądowych w sprawach cywilnych", ("u.k.s.c.", "uksc"), (2005, 1398)),
-    PolishAct("pzp", "Prawo zamówień publicznych", ("p.z.p.", "pzp"), (2004, 177),
-              ((2006, 1163), (2007, 1655), (2010, 759), (2013, 907), (2015, 2164), (2017, 1579), (2018, 1986),
-               (2019, 1843))),
-    PolishAct("pzp2019", "Prawo zamówień publicznych", ("p.z.p.", "pzp"), (2019, 2019),
-              ((2021, 1129), (2022, 1710), (2023, 1605), (2024, 1320)), valid_from="2021-01-01"),
-    PolishAct("konstytucja", "Konstytucja Rzeczypospolitej Polskiej", (), (1997, 483),
-              names=(r"Konstytucj(?:a|i|ę|ą|o)(?:\s+(?:RP|Rzeczypospolitej\s+Polskiej))?(?![\w])",)),
-    PolishAct("ekpc", "Konwencja o ochronie praw człowieka i podstawowych wolności", ("EKPC", "EKPCz"), (1993, 284)),
-    PolishAct("utk", "o Trybunale Konstytucyjnym", ("u.TK",), (1997, 643), names=(USTAWA + r"\s+o\s+TK(?![\w])",)),
-    PolishAct("usn", "o Sądzie Najwyższym", ("u.SN",), (2002, 2052), names=(USTAWA + r"\s+o\s+SN(?![\w])",)),
-    PolishAct("usp", "Prawo o ustroju sądów powszechnych", ("u.s.p.", "p.u.s.p."), (2001, 1070)),
-    PolishAct("ukwh", "o księgach wieczystych i hipotece", ("u.k.w.h.", "ukwh"), (1982, 147)),
-    PolishAct("usm", "o spółdzielniach mieszkaniowych", ("u.s.m.", "usm"), (2001, 27)),
-    PolishAct("ugn", "o gospodarce nieruchomościami", ("u.g.n.", "ugn"), (1997, 741)),
-    PolishAct("uefus", "o emeryturach i rentach z Funduszu Ubezpieczeń Społecznych", ("u.e.r.f.u.s.",), (1998, 1118),
-              names=(USTAWA + r"\s+(?:z\s+(?:dnia\s+)?17\s+grudnia\s+1998\s*r\.\s*)?o\s+emeryturach\s+i\s+rentach"
-                     r"(?:\s+z\s+(?:FUS|Funduszu\s+Ubezpieczeń\s+Społecznych))?(?![\w])",)),
-    PolishAct("usus", "o systemie ubezpieczeń społecznych", ("u.s.u.s.",), (1998, 887)),
-    PolishAct("op", "Ordynacja podatkowa", ("o.p.",), (1997, 926)),
-    PolishAct("pun", "Prawo upadłościowe i naprawcze", ("p.u.n.",), (2003, 535)),
-    PolishAct("pb", "Prawo budowlane", ("p.b.",), (1994, 414)),
-    PolishAct("pos", "Prawo ochrony środowiska", ("p.o.ś.",), (2001, 627)),
-    PolishAct("prbank", "Prawo bankowe", ("pr. bank.",), (1997, 939)),
-    PolishAct("prspoldz", "Prawo spółdzielcze", ("pr. spółdz.",), (1982, 210)),
-    PolishAct("pnot", "Prawo o notariacie", ("pr. not.",), (1991, 91)),
-    PolishAct("prpras", "Prawo prasowe", ("pr. pras.",), (1984, 24)),
-    PolishAct("prd", "Prawo o ruchu drogowym", ("p.r.d.",), (1997, 602)),
-    PolishAct("pwp", "Prawo własności przemysłowej", ("p.w.p.",), (2001, 508)),
-    PolishAct("poa", "Prawo o adwokaturze", ("p.o.a.",), (1982, 124)),
-    PolishAct("urp", "o radcach prawnych", ("u.r.p.",), (1982, 145)),
-    PolishAct("uznk", "o zwalczaniu nieuczciwej konkurencji", ("u.z.n.k.", "uznk"), (1993, 211)),
-    PolishAct("uokik", "o ochronie konkurencji i konsumentów", ("u.o.k.k.", "u.o.k.i.k."), (2007, 331)),
-    PolishAct("uwl", "o własności lokali", ("u.w.l.",), (1994, 388)),
-    PolishAct("uopl", "o ochronie praw lokatorów", ("u.o.p.l.",), (2001, 733)),
-    PolishAct("usg", "o samorządzie gminnym", ("u.s.g.",), (1990, 95)),
-    PolishAct("upea", "o postępowaniu egzekucyjnym w administracji", ("u.p.e.a.",), (1966, 151)),
-    PolishAct("updof", "o podatku dochodowym od osób fizycznych", ("u.p.d.o.f.",), (1991, 350)),
-    PolishAct("updop", "o podatku dochodowym od osób prawnych", ("u.p.d.o.p.",), (1992, 86)),
-    PolishAct("uptu", "o podatku od towarów i usług", ("u.p.t.u.",), (2004, 535)),
-    PolishAct("upapp", "o prawie autorskim i prawach pokrewnych", ("u.p.a.p.p.", "pr. aut."), (1994, 83)),
-    PolishAct("uuo", "o ubezpieczeniach obowiązkowych", ("u.u.o.",), (2003, 1152)),
-    PolishAct("ukse", "o komornikach sądowych i egzekucji", ("u.k.s.e.",), (1997, 882)),
-    PolishAct("uodo", "o ochronie danych osobowych", ("u.o.d.o.",), (1997, 883)),
-    PolishAct("usdg", "o swobodzie działalności gospodarczej", ("u.s.d.g.",), (2004, 1807)),
-    PolishAct("upg", "o Prokuratorii Generalnej Skarbu Państwa", (), (2005, 1417)),
-    PolishAct("urpo", "o Rzeczniku Praw Obywatelskich", (), (1987, 147)),
-    # regulations cited in nearly every judgment of a court (KIO costs and documents, lawyers' fees):
-    # named by subject, they keep the address id of their Dz. U. position
-    PolishAct("du:2010:238", "", (), (2010, 238),
-              names=(REGULATION + r"wysokości\s+(?:i\s+sposobu\s+pobierania\s+)?wpisu\s+od\s+odwołania",)),
-    PolishAct("du:2009:1817", "", (), (2009, 1817),
-              names=(REGULATION + r"(?:rodzajów\s+)?dokumentów,?\s+jakich\s+może\s+żądać\s+zamawiający",)),
-    PolishAct("du:2010:280", "", (), (2010, 280),
-              names=(REGULATION + r"regulaminu\s+postępowania\s+przy\s+rozpoznawaniu\s+odwołań",)),
-    PolishAct("du:2002:1348", "", (), (2002, 1348),
-              names=(REGULATION + r"opłat\s+za\s+czynności\s+adwokackie",)),
-    PolishAct("du:2002:1349", "", (), (2002, 1349),
-              names=(REGULATION + r"opłat\s+za\s+czynności\s+radców\s+prawnych",)),
-)
+def iso_date(m: re.Match) -> str:
+    """``z dnia 17.12.1998 r.`` → ``1998-12-17`` (a :data:`DATE_RX` match)."""
+    return f"{int(m.group('year')):04d}-{month_of(m):02d}-{int(m.group('day')):02d}"
+
 
 # "Dz. U. z 1964 r. Nr 43, poz. 296", "Dz.U. 2023 poz. 1550", "Dz. U. z 2010 r. 113, poz. 759", "Dz. U. Nr 169, poz. 1417"
 ADDRESS = re.compile(
@@ -183,6 +106,7 @@ class _Entry:
     unified: set[tuple[int, int]] = field(default_factory=set)
     max_article: int | None = None
     valid_from: str | None = None
+    date: str | None = None  # the date the act bears (YYYY-MM-DD), when the registry or the table says
 
     def ref(self, how: str) -> ActRef:
         return ActRef(self.id, self.in_corpus, how, self.max_article)
@@ -196,6 +120,7 @@ class Lexicon:
     by_abbr: dict[str, list[_Entry]]
     by_address: dict[tuple[int, int], tuple[_Entry, str]]
     name_res: list[tuple[re.Pattern, _Entry]]
+    by_id: dict[str, _Entry] = field(default_factory=dict)
 
 
 def _stem_word(w: str) -> str:
@@ -208,9 +133,10 @@ def _stem_word(w: str) -> str:
 
 
 def name_pattern(title: str) -> str:
-    """A title in any case ending: ``Kodeks pracy`` → ``[Kk]odeks\\w{0,4}\\s+prac\\w{0,4}``;
-    a title ``o …`` (a statute named by its subject) needs ``ustawa`` / ``ustawy`` … before it,
-    optionally with its date (``ustawy z dnia 28 lipca 2005 r. o kosztach …``)."""
+    """A title in any case ending and any capitalisation (``Kodeksu Pracy``, ``o Zakładowym
+    Funduszu …``): ``Kodeks pracy`` → ``(?i:[Kk]odeks\\w{0,4}\\s+prac\\w{0,4})``; a title ``o …``
+    (a statute named by its subject) needs ``ustawa`` / ``ustawy`` … before it, optionally with its
+    date (``ustawy z dnia 28 lipca 2005 r. o kosztach …``)."""
     words = title.split()
     parts = [_stem_word(w) for w in words]
     first = words[0]
@@ -218,8 +144,8 @@ def name_pattern(title: str) -> str:
         parts[0] = f"[{first[0].upper()}{first[0].lower()}]" + parts[0][1:] if not parts[0].startswith("\\") else parts[0]
     body = r"\s+".join(parts)
     if words[0] == "o":
-        return rf"{USTAWA}\s+(?:{DATE_NC}\s*)?" + body
-    return body
+        return rf"(?i:{USTAWA}\s+(?:{DATE_NC}\s*)?{body})"
+    return f"(?i:{body})"
 
 
 def _letters(abbr: str) -> str:
@@ -227,17 +153,46 @@ def _letters(abbr: str) -> str:
 
 
 def abbreviation_pattern(abbr: str) -> str:
-    """``k.p.c.`` → ``k.p.c.``, ``k.p.c``, ``K.p.c.`` (no space inside: ``k.k. w`` is k.k. and a word);
-    an undotted form (``kpc``, ``Pzp``) as printed. Matched case-insensitively."""
+    """``k.p.c.`` → ``k.p.c.``, ``k.p.c``, ``K.p.c.``, and with every dot printed also spaced,
+    ``k. p. c.`` (a tight form has no space inside: ``k.k. w`` is k.k. and a word); an undotted form
+    (``kpc``, ``Pzp``) as printed. Matched case-insensitively."""
     if "." not in abbr:
         return re.escape(abbr)
-    chunks = [c for c in re.split(r"\.\s?", abbr) if c]
-    sep = r"\.\s?" if " " in abbr else r"\."  # "pr. bank." keeps its space; "k.k. w" is k.k. and a word
-    return sep.join(re.escape(c) for c in chunks) + r"\.?"
+    chunks = [re.escape(c) for c in re.split(r"\.\s?", abbr) if c]
+    if " " in abbr:  # "pr. bank." keeps its space
+        return r"\.\s?".join(chunks) + r"\.?"
+    if len(chunks) == 1:
+        return chunks[0] + r"\.?"
+    return "(?:" + r"\.".join(chunks) + r"\.?|" + r"\.[ \u00a0]".join(chunks) + r"\.)"
 
 
-def _registry_acts() -> tuple[Act, ...]:
-    return registry().of_jurisdiction("pl")
+T = TypeVar("T")
+
+
+def _per_registry(fn: Callable[[ActRegistry], T]) -> Callable[[], T]:
+    """``fn(registry())`` computed once per registry object (``registry()`` returns the same object
+    until its file changes): a registry of thousands of rows is scanned once, not per citation."""
+    memo: list = [None, None]
+
+    def wrapper() -> T:
+        reg = registry()
+        if memo[0] is not reg:
+            memo[1] = fn(reg)
+            memo[0] = reg
+        return memo[1]
+
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+@_per_registry
+def _registry_acts(reg: ActRegistry) -> tuple[Act, ...]:
+    return reg.of_jurisdiction("pl")
+
+
+@_per_registry
+def _top_units(reg: ActRegistry) -> dict[str, str]:
+    return {a.id: "§" if a.article_unit.strip().rstrip(".") == "§" else "art" for a in reg.of_jurisdiction("pl")}
 
 
 def _address_of(act: Act) -> tuple[int, int] | None:
@@ -246,39 +201,44 @@ def _address_of(act: Act) -> tuple[int, int] | None:
 
 
 def lexicon() -> Lexicon:
-    """The lookup tables for the registry in force (built once per registry)."""
-    return _lexicon(_registry_acts())
+    """The lookup tables for the registry in force and the table of known acts (built once per pair)."""
+    return _lexicon(_registry_acts(), known_acts())
+
+
+_TITLED = ("ustawa", "dekret", "konstytucja", "umowa międzynarodowa")  # types whose title is also a name pattern
 
 
 @lru_cache(maxsize=8)
-def _lexicon(acts: tuple[Act, ...]) -> Lexicon:
+def _lexicon(acts: tuple[Act, ...], table: KnownActs) -> Lexicon:
     entries: list[_Entry] = []
     by_addr_entry: dict[tuple[int, int], _Entry] = {}
     for a in acts:
-        e = _Entry(a.id, True, list(a.citations), [name_pattern(a.title)])
+        e = _Entry(a.id, True, list(a.citations), [name_pattern(a.title)], date=date_of(a.official_title or ""))
         addr = _address_of(a)
         if addr:
             e.addresses.add(addr)
             by_addr_entry[addr] = e
         entries.append(e)
-    held_ids = {e.id for e in entries}
-    for k in KNOWN_ACTS:
-        e = by_addr_entry.get(k.address) if k.address else None
-        if e is None and f"pl:{k.key}" in held_ids:
-            e = next(x for x in entries if x.id == f"pl:{k.key}")
+    by_id = {e.id: e for e in entries}
+    for k in table.of_jurisdiction("pl", "eu"):
+        e = by_addr_entry.get(k.position) if k.position else None
         if e is None:
-            e = _Entry(f"pl:{k.key}", False)  # "du:2010:238" keys give the address id
+            e = by_id.get(k.id)
+        if e is None:
+            e = _Entry(k.id, False)  # "pl:du:2010:238" rows keep the address id
             entries.append(e)
-            if k.address:
-                e.addresses.add(k.address)
-        e.abbreviations += [x for x in k.abbreviations if x not in e.abbreviations]
-        pat = name_pattern(k.title) if k.title else None
+            by_id[k.id] = e
+            if k.position:
+                e.addresses.add(k.position)
+        e.abbreviations += [x for x in k.citations if x not in e.abbreviations]
+        pat = name_pattern(k.title) if k.type in _TITLED else None
         if pat and pat not in e.names:
             e.names.append(pat)
-        e.names += list(k.names)
-        e.unified |= set(k.unified)
+        e.names += [n for n in k.names if n not in e.names]
+        e.unified |= {p for p in map(_position_of, k.unified) if p}
         e.max_article = e.max_article or k.max_article
         e.valid_from = k.valid_from
+        e.date = e.date or k.date
     by_abbr: dict[str, list[_Entry]] = {}
     for e in entries:
         for ab in e.abbreviations:
@@ -295,14 +255,21 @@ def _lexicon(acts: tuple[Act, ...]) -> Lexicon:
         for ad in e.addresses:
             by_address[ad] = (e, "address")
     name_res = [(re.compile(rf"(?:{n})$"), e) for e in entries for n in e.names]
-    return Lexicon(entries, abbr_rx, name_rx, by_abbr, by_address, name_res)
+    return Lexicon(entries, abbr_rx, name_rx, by_abbr, by_address, name_res, {e.id: e for e in entries})
+
+
+def _position_of(address: str) -> tuple[int, int] | None:
+    m = re.fullmatch(r"DU/(\d{4})/(\d+)", address)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 # ------------------------------------------------------------------------------------------ lookups
 
 
 def _pick(cands: list[_Entry], date: str | None) -> _Entry:
-    """Of entries sharing an abbreviation or title, the newest one in force at ``date``."""
+    """Of entries sharing an abbreviation or title, the newest one in force at ``date``; entries
+    without ``valid_from`` count in table order (the table lists an older act of the same title
+    before the newer one)."""
     if len(cands) == 1:
         return cands[0]
     dated = sorted(cands, key=lambda e: e.valid_from or "")
@@ -313,18 +280,16 @@ def _pick(cands: list[_Entry], date: str | None) -> _Entry:
     return chosen
 
 
-def held_ids() -> frozenset[str]:
+@_per_registry
+def held_ids(reg: ActRegistry) -> frozenset[str]:
     """Ids of the Polish acts the corpus holds (the registry in force)."""
-    return frozenset(a.id for a in _registry_acts())
+    return frozenset(a.id for a in reg.of_jurisdiction("pl"))
 
 
 def top_unit(act_id: str | None) -> str | None:
     """The top unit of a held act as the registry says (``art`` for the codes: a ``§`` is then a
     paragraph of an article); None for an act the corpus does not hold."""
-    for a in _registry_acts():
-        if a.id == act_id:
-            return "§" if a.article_unit.strip().rstrip(".") == "§" else "art"
-    return None
+    return _top_units().get(act_id) if act_id else None
 
 
 def in_corpus(act_id: str | None) -> bool:
@@ -341,7 +306,10 @@ def by_abbreviation(abbr: str, date: str | None = None) -> ActRef | None:
 def by_name(name: str, date: str | None = None) -> ActRef | None:
     """A full name in any case ending (``Kodeksu postępowania cywilnego``, ``ustawy z dnia 29
     stycznia 2004 r. Prawo zamówień publicznych``). The year printed in the name picks among acts
-    of one title (p.z.p. 2004 / 2019); an amending act (``o zmianie ustawy - …``) is no match."""
+    of one title (p.z.p. 2004 / 2019); a date printed in the name that is not the act's date means
+    another act whose title begins the same way (``ustawy z dnia 14 grudnia 1982 r. o ubezpieczeniu
+    społecznym rolników indywidualnych …`` is not the 1990 ``… o ubezpieczeniu społecznym
+    rolników``): no match; an amending act (``o zmianie ustawy - …``) is no match."""
     s = re.sub(r"\s+", " ", name).strip().rstrip(" .,;")
     rest = re.sub(rf"^(?:{USTAWA}|Ustawa)\s*(?:{DATE_NC})?\s*[-–—]?\s*", "", s, flags=re.I)
     if re.match(r"o\s+zmianie|zmieniając", rest, re.I):
@@ -353,6 +321,11 @@ def by_name(name: str, date: str | None = None) -> ActRef | None:
             cands.append(e)
     if not cands:
         return None
+    printed = re.search(DATE_RX, s)
+    if printed:
+        cands = [e for e in cands if e.date is None or e.date == iso_date(printed)]
+        if not cands:
+            return None
     y = re.search(r"\b(19|20)\d\d\b", s)
     if y and len(cands) > 1:
         year = int(y.group(0))
@@ -388,7 +361,7 @@ def date_of(text: str) -> str | None:
     m = re.search(DATE_RX, text)
     if not m:
         return None
-    return f"{int(m.group('year')):04d}-{MONTHS[m.group('month')]:02d}-{int(m.group('day')):02d}"
+    return iso_date(m)
 
 
 def by_title(title: str, year: int | None = None, poz: int | None = None) -> ActRef | None:
@@ -407,7 +380,8 @@ def by_title(title: str, year: int | None = None, poz: int | None = None) -> Act
         name = ob.group("name")
         ref = by_name(("ustawy " if name.startswith("o ") else "") + name)
         if ref is None and ob.group("year"):
-            ref = by_name(f"ustawy z dnia {ob.group('day')} {ob.group('month')} {ob.group('year')} r. {name}")
+            month = next(k for k, v in MONTHS.items() if v == month_of(ob))
+            ref = by_name(f"ustawy z dnia {int(ob.group('day'))} {month} {ob.group('year')} r. {name}")
         if ref:
             return ActRef(ref.id, ref.in_corpus, "unified", ref.max_article)
     elif not AMENDING.search(title) and re.match(r"(?:Ustawa|Konstytucja|Konwencja)\b", title):
@@ -418,7 +392,5 @@ def by_title(title: str, year: int | None = None, poz: int | None = None) -> Act
 
 
 def max_article(act_id: str | None) -> int | None:
-    for e in lexicon().entries:
-        if e.id == act_id:
-            return e.max_article
-    return None
+    e = lexicon().by_id.get(act_id) if act_id else None
+    return e.max_article if e else None

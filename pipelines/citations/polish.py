@@ -65,7 +65,8 @@ GAP0 = r"[ \t\u00a0]*(?:\n[ \t\u00a0]*)?"  # between a sign and its number: a li
 _GAP0 = re.compile(GAP0)
 SUP_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _SUP_TO_DIGIT = str.maketrans(SUP_DIGITS, "0123456789")
-SIGN = re.compile(r"(?<![\wąćęłńóśźżĄĆĘŁŃÓŚŹŻ])(?:(?P<art>[Aa]rt(?:t|ykuł(?:u|em|y|ów|ach|ami|ach)?)?)\.?|(?P<par>§§?))"
+PAR = r"§§?|[Pp]ar\.|[Pp]ar(?=[ \t\u00a0]*\d)|[Pp]aragraf(?:u|ie|em|y|ów)?(?![\wąćęłńóśźż])"  # "par. 2" is § 2
+SIGN = re.compile(r"(?<![\wąćęłńóśźżĄĆĘŁŃÓŚŹŻ])(?:(?P<art>[Aa]rt(?:t|ykuł(?:u|em|y|ów|ach|ami|ach)?)?)\.?|(?P<par>" + PAR + r"))"
                   r"(?=" + GAP0 + r"\d)")
 NUM = re.compile(
     r"(?P<num>\d{1,6})(?![.,]\d)"
@@ -77,7 +78,7 @@ NUM = re.compile(
 NOT_A_NUMBER = re.compile(r"\s*(?:r\.|roku|rok|zł|złotych|%|proc\.|lat\b|dni\b|m-c|godz)")
 LEVEL = {"par": 0, "ust": 1, "pt": 2, "lit": 3}
 _W = r"(?![\wąćęłńóśźż])"
-QUAL = re.compile(GAP + r"(?:(?P<par>§§?)|(?P<ust>ust\.|(?:ust|ustęp(?:u|ie|em)?)" + _W + r")"
+QUAL = re.compile(GAP + r"(?:(?P<par>" + PAR + r")|(?P<ust>ust\.|(?:ust|ustęp(?:u|ie|em)?)" + _W + r")"
                   r"|(?P<pt>pkt\.|(?:pkt|punkt(?:u|ie|em|y|ów)?)" + _W + r")|(?P<lit>lit\.|(?:lit|liter(?:a|y|ze|ą))" + _W + r"))" + GAP)
 IGNORED_QUAL = re.compile(GAP + r"(?:zd(?:anie|\.)?" + GAP + r"(?:\d{1,2}|pierwsz\w*|drugi\w*|trzeci\w*|ostatni\w*)"
                           r"|in\s+fine|ab\s+initio|tiret\s+\w+|zdanie\s+\w+)(?![\wąćęłńóśźż])")
@@ -254,7 +255,7 @@ _TITLE_TAIL = re.compile(r"[^()\n;]{0,260}?(?=\s*\()")
 
 def _dated_key(m: re.Match) -> tuple[str, str]:
     kind = "rozporządzenie" if m.group("kind").startswith("rozp") else m.group("kind")[:5]
-    return kind, f"{m.group('year')}-{PA.MONTHS[m.group('month')]:02d}-{int(m.group('day')):02d}"
+    return kind, PA.iso_date(m)
 
 
 def _address_after(text: str, pos: int, year_hint: int | None) -> tuple[int, PA.ActRef] | None:
@@ -315,8 +316,16 @@ def _match_act(doc: _Doc, pos: int) -> _Act | None:
             ref = PA.by_abbreviation(m.group(0), doc.date)
             if ref:
                 return _Act(m.end(), text[q:m.end()], ref, _kind(m.group(0), ref))
-    # a statute / regulation by its date: its address in parentheses, else its date
+    # a statute / regulation by its date: its address in parentheses, else its date; also after an
+    # anaphor ("cyt. ustawy z 16 grudnia 2010 r." is that statute, not the one named last)
     m = USTAWA_DATED.match(text, q)
+    a = ANAPHOR.match(text, q) if m is None else None
+    if a is not None:
+        m = USTAWA_DATED.match(text, a.start("kind"))
+        n = doc.name_rx.match(text, a.start("kind")) if m else None
+        ref = PA.by_name(n.group(0), doc.date) if n else None
+        if ref is not None:
+            return _Act(n.end(), text[q:n.end()], ref, _kind(n.group(0), ref))
     if m:
         kind = "rozporządzenie" if m.group("kind").startswith("rozp") else "ustawa"
         ref = None  # a known act's name after the date was tried above; an amending act is its own act
@@ -328,7 +337,7 @@ def _match_act(doc: _Doc, pos: int) -> _Act | None:
         if ref is None:
             ref = doc.dated.get(_dated_key(m))
         if ref is None:
-            date = f"{year:04d}-{PA.MONTHS[m.group('month')]:02d}-{int(m.group('day')):02d}"
+            date = PA.iso_date(m)
             ref = PA.ActRef(f"pl:{'rozporzadzenie' if kind == 'rozporządzenie' else 'ustawa'}:{date}", False, "date")
         end = hit[0] if hit else m.end()
         return _Act(end, text[q:end], ref, kind)

@@ -58,8 +58,8 @@ def test_addresses_original_unified_and_unknown() -> None:
     assert (kpc.id, kpc.in_corpus, kpc.how) == ("pl:kpc", True, "unified")
     assert PA.by_address(2010, 759).id == "pl:pzp"  # unified text of the p.z.p. 2004
     assert PA.by_address(1997, 483).id == "pl:konstytucja"
-    odd = PA.by_address(1982, 267)
-    assert (odd.id, odd.in_corpus) == ("pl:du:1982:267", False)
+    odd = PA.by_address(1982, 268)
+    assert (odd.id, odd.in_corpus) == ("pl:du:1982:268", False)
     assert PA.by_address(None, 5) is None
 
 
