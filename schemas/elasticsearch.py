@@ -16,7 +16,7 @@ needs, the project's own pre-analysed strings and the embedding:
 * ``text_analyzed`` holds our pre-analysed tokens (lemmas, space separated) and is split on
   whitespace and lowercased only, so query strings analysed by the same code match exactly;
 * ``text_folded`` is the diacritic-folded variant (whitespace + lowercase + asciifolding);
-* ``text_bigrams`` holds adjacent analysed tokens joined as ``a_b`` (``embedded_backend.bigrams``),
+* ``text_bigrams`` holds adjacent analysed tokens joined as ``a_b`` (``backend_common.bigrams``),
   split on whitespace only, exactly like the embedded backend's ``text_bigrams``: the lexical leg
   is BM25(unigrams) + w · BM25(bigrams) on both backends, so hybrid weights tuned on one apply to
   the other. Only term frequencies are indexed (no phrase query ever runs on it);

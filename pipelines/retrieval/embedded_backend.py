@@ -18,14 +18,15 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from core.atomic import atomic_write_json
+# shared with the Elasticsearch backend (backend_common); re-exported here for existing imports
+from pipelines.retrieval.backend_common import CANDIDATES, BuildReport, TextAnalyzer, bigrams  # noqa: F401
 from pipelines.retrieval.cross_act_merge import merge_acts
 from pipelines.retrieval.encoders import Encoder
 # HybridConfig, RRF_CONFIG and SearchError live in fusion / interface (shared with the
@@ -42,35 +43,9 @@ from pipelines.retrieval.section_fusion import (
 
 os.environ.setdefault("LANCE_LOG", "error")  # lance's deprecation chatter is not for our users
 _SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing that could escape SQL
-CANDIDATES = 100  # per-retriever depth before fusion / article collapse
 LEG_NAMES = ("bm25", "dense", "gaius")
 IN_MEMORY_MAX_ROWS = 50_000  # dense and full-text legs score tables up to this size in memory (exact)
 UNION = "|"  # joins the table names of a union "table" (several acts searched as one corpus)
-
-
-def bigrams(tokens: Sequence[str]) -> list[str]:
-    """Adjacent analysed tokens joined: rewards the phrase overlap of questions that quote the law."""
-    return [f"{a}_{b}" for a, b in zip(tokens, tokens[1:])]
-
-
-class TextAnalyzer(Protocol):
-    id: str
-
-    def analyze(self, text: str) -> list[str]: ...
-
-    def fold(self, tokens: list[str]) -> list[str]: ...
-
-    def analyze_many(self, texts: Sequence[str], batch_size: int = 64) -> list[list[str]]: ...
-
-
-@dataclass
-class BuildReport:
-    act_id: str
-    version: str
-    table: str
-    documents: int
-    vectors: int
-    seconds: float
 
 
 def _sql_in(column: str, values: Sequence[str]) -> str:

@@ -30,7 +30,7 @@ from pipelines.retrieval.elasticsearch.names import NAME_PART_RE, IndexNames, co
 from pipelines.retrieval.elasticsearch.queries import AnalyzeQuery, EncodeQuery
 from pipelines.retrieval.elasticsearch.search import IndexSearch
 from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings, client_for
-from pipelines.retrieval.embedded_backend import BuildReport
+from pipelines.retrieval.backend_common import BuildReport
 from pipelines.retrieval.fusion import HybridConfig
 from pipelines.retrieval.interface import Filters, Hit, SearchRequest
 from schemas import elasticsearch as es_schema
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from pipelines.retrieval.embedded_backend import TextAnalyzer
+    from pipelines.retrieval.backend_common import TextAnalyzer
     from pipelines.retrieval.reranker import LexicalStats, LinearReranker
     from pipelines.retrieval.section_fusion import SectionFusion, TableContext
 

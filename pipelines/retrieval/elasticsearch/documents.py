@@ -3,7 +3,7 @@
 Why a module of its own: the embedded backend keeps its analysed strings as LanceDB columns
 (``EmbeddedBackend.documents``); Elasticsearch needs the same strings in every document. The two
 must agree token for token — same analyser, same ``heading_path + "\\n" + text`` input, same
-:func:`~pipelines.retrieval.embedded_backend.bigrams` — or the backends' lexical legs drift apart
+:func:`~pipelines.retrieval.backend_common.bigrams` — or the backends' lexical legs drift apart
 and hybrid weights tuned on one stop fitting the other.
 ``tests/pipelines/retrieval/test_backend_conformance.py`` compares both outputs field by field.
 """
@@ -16,7 +16,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from pipelines.retrieval.embedded_backend import TextAnalyzer, bigrams
+from pipelines.retrieval.backend_common import TextAnalyzer, bigrams
 
 
 def _iso(value: Any) -> str:

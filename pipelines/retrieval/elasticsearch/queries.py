@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from pipelines.retrieval.elasticsearch.names import iso
-from pipelines.retrieval.embedded_backend import bigrams
+from pipelines.retrieval.backend_common import bigrams
 from pipelines.retrieval.fusion import RRF_K
 from pipelines.retrieval.interface import Filters, Hit
 

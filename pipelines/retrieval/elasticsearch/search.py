@@ -52,7 +52,7 @@ from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_
 from schemas import elasticsearch as es_schema
 
 if TYPE_CHECKING:
-    from pipelines.retrieval.embedded_backend import TextAnalyzer
+    from pipelines.retrieval.backend_common import TextAnalyzer
     from pipelines.retrieval.reranker import LexicalStats, LinearReranker
     from pipelines.retrieval.section_fusion import SectionFusion, TableContext
 

@@ -8,7 +8,7 @@ from elasticsearch import Elasticsearch
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pipelines.retrieval.embedded_backend import CANDIDATES
+from pipelines.retrieval.backend_common import CANDIDATES
 from pipelines.retrieval.languages import DEFAULT_LANGUAGE
 from schemas import elasticsearch as es_schema
 

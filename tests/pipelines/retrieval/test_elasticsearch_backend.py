@@ -17,7 +17,8 @@ from elasticsearch import Elasticsearch, UnsupportedProductError
 from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend
 from pipelines.retrieval.elasticsearch.errors import BulkLoadError, ElasticsearchSearchError, IndexLoadError
 from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
-from pipelines.retrieval.embedded_backend import RRF_CONFIG, HybridConfig, SearchError
+from pipelines.retrieval.fusion import RRF_CONFIG, HybridConfig
+from pipelines.retrieval.interface import SearchError
 from pipelines.retrieval.fusion import rrf, zscore_fusion
 from pipelines.retrieval.gaius import GaiusRetriever
 from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_to_articles
@@ -649,7 +650,7 @@ def test_build_loads_chunk_rows_analysed_like_embedded(httpserver, fake):
     import numpy as np
     import pyarrow as pa
 
-    from pipelines.retrieval.embedded_backend import bigrams
+    from pipelines.retrieval.backend_common import bigrams
     from pipelines.retrieval.encoders import HashingEncoder
 
     class Lower:
