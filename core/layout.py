@@ -8,6 +8,9 @@
         diff_from_<prev-version>.parquet, diff_from_<prev-version>.md, manifest.json
     corpus/<jur>/<act>/current.json      the version being served ({"version": "2025-11-13", ...})
     corpus/<jur>/<act>/.staging/<ver>/   a version being built; promoted by rename when checks pass
+    corpus/<jur>/.changesets/<key>.json  what each applied changeset (a source commit / listing) did, per act
+    catalogue/<source>.json              the acts a source lists (discovered; the registry reads it)
+    sources/<source>/                    a connector's state: the gesetze clone, the replay cursor
     caselaw/pl/citations/cited_by.parquet, caselaw/de/citation_counts.parquet   statute units the courts cite
     benchmarks/questions.parquet         benchmark questions with gold references (+ questions.json)
     benchmarks/staleness/<jur>/<act>/<ver>.parquet   gold references a version flags (stale or not)
@@ -40,6 +43,19 @@ class Layout:
 
     def current_file(self, act_id: str) -> Path:
         return self.act_dir(act_id) / "current.json"
+
+    def catalogue(self, source: str) -> Path:
+        """The acts a source lists (``catalogue/gesetze.json``, ``catalogue/eli.json``), discovered
+        by its connector; the act registry reads it (``schemas/catalogue.py``)."""
+        return self.home / "catalogue" / f"{source}.json"
+
+    def source_state(self, source: str) -> Path:
+        """A connector's own state (``sources/gesetze/``: the clone, the replay cursor)."""
+        return self.home / "sources" / source
+
+    def changesets(self, jurisdiction: str) -> Path:
+        """The record of each applied changeset of a jurisdiction (``corpus/<jur>/.changesets/``)."""
+        return self.home / "corpus" / jurisdiction / ".changesets"
 
     @property
     def reports(self) -> Path:

@@ -16,6 +16,15 @@ def _default_sample_dir() -> Path:
     return (Path.cwd() / ".." / "shared" / "data").resolve()
 
 
+def home_from_env() -> Path:
+    """``$LEXPIPE_HOME``, else ``./.lexpipe``: the home :class:`Settings` defaults to, without
+    building a Settings object (~4 ms: too slow for the registry, which is read per call)."""
+    import os
+
+    value = os.environ.get("LEXPIPE_HOME")
+    return Path(value) if value else Path.cwd() / ".lexpipe"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LEXPIPE_", extra="ignore")
 
@@ -72,6 +81,17 @@ class Settings(BaseSettings):
         "outbox for the next run (the webhook_outbox sensor, or the next publication)."))
     webhook_max_changes: int = Field(500, ge=1, description=(
         "Webhooks: changed units listed in one event at most; the rest is in the change feed."))
+    webhook_concurrency: int = Field(8, ge=1, le=256, description=(
+        "Webhooks: senders one delivery run uses at once, one subscription each, so a slow receiver "
+        "delays only its own events."))
+    webhook_lease_margin_s: float = Field(30.0, gt=0, description=(
+        "Webhooks: a claimed event is leased for LEXPIPE_WEBHOOK_TIMEOUT_S plus this; a sender that dies "
+        "leaves it pending, and another run (or a redelivery) takes it over once the lease expired."))
+    webhook_worker_interval_s: float = Field(10.0, gt=0, description=(
+        "Webhooks: `lexpipe notify`'s delivery worker looks for due events this often."))
+    webhook_catch_up_interval_s: float = Field(300.0, ge=0, description=(
+        "Webhooks: `lexpipe notify` builds the events of publications no notify step recorded (a crash "
+        "before the outbox write) this often; 0: only when it starts."))
     # the HTTP API's hardening (lexpipe/api/security.py, docs/configuration.md)
     api_key_hashes: str = Field("", description=(
         "API: comma-separated sha256 hex digests of the API keys allowed to write (/subscriptions, /events); "
@@ -79,11 +99,17 @@ class Settings(BaseSettings):
     api_key_hashes_file: Path | None = Field(None, description=(
         "API: a file of further key digests, one a line (# comments allowed)."))
     api_rate_read_per_s: float = Field(100.0, gt=0, description=(
-        "API: reads (every endpoint but /subscriptions and /events) refilled per second, per client IP and per key."))
+        "API: reads (every endpoint but /subscriptions and /events) refilled per second, per valid API key, "
+        "or per client IP for requests without a key."))
     api_rate_read_burst: int = Field(1000, ge=1, description="API: reads allowed at once (the bucket's size).")
     api_rate_write_per_s: float = Field(0.5, gt=0, description=(
-        "API: writes (/subscriptions, /events) refilled per second, per client IP and per key."))
+        "API: writes (/subscriptions, /events) refilled per second, per valid API key."))
     api_rate_write_burst: int = Field(30, ge=1, description="API: writes allowed at once (the bucket's size).")
+    api_rate_auth_fail_per_s: float = Field(0.5, gt=0, description=(
+        "API: requests with a wrong API key (or a write without one) refilled per second, per client IP, in "
+        "a bucket of their own: guessing keys is throttled without throttling valid keys from that address."))
+    api_rate_auth_fail_burst: int = Field(30, ge=1, description=(
+        "API: requests with a wrong API key allowed at once from one client IP."))
     api_max_body_bytes: int = Field(131072, ge=1, description=(
         "API: the largest request body in bytes (larger: 413). The largest valid body, a search of 8000 "
         "characters, is far below it."))
@@ -91,7 +117,8 @@ class Settings(BaseSettings):
         "API: comma-separated origins allowed by CORS (`*` for any); none by default (no CORS headers)."))
     api_webhook_allow_networks: str = Field("", description=(
         "API: comma-separated addresses or CIDR networks a subscription URL may point at although they are "
-        "private, loopback, link-local or reserved (e.g. 127.0.0.1 for tests). None by default."))
+        "private, loopback, link-local or reserved (e.g. 127.0.0.1 for tests), checked when the subscription "
+        "is made and again at each delivery's connect. None by default."))
 
 
 def get_settings() -> Settings:

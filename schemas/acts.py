@@ -11,6 +11,13 @@ can point ``LEXPIPE_ACT_REGISTRY`` at a temporary file to register an act, and t
 location reads the same file the CLI does. Why read at call time (``registry()``): so that a
 registry set for a test or a run is what every layer sees; the file is parsed once per
 (path, mtime), about 0.2 ms.
+
+The curated rows are not the list of acts lexpipe holds: connectors discover every act a source
+lists (``schemas/catalogue.py``: the gesetze repository's 6,183–6,636 German federal acts, the
+ELI listing) into the home's catalogue, and :func:`registry` is that catalogue *enriched* by the
+curated rows — a curated row with the same (source, address) lends its id, citation forms and
+units to the discovered act; a discovered act without one gets ``de:<slug>`` and the source's own
+title and abbreviation. A curated row never gates an act: nothing names acts but this registry.
 """
 
 from __future__ import annotations
@@ -18,9 +25,12 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from schemas.catalogue import Catalogue, CatalogueEntry
 
 DEFAULT_REGISTRY = Path(__file__).with_name("acts.toml")
 REGISTRY_ENV = "LEXPIPE_ACT_REGISTRY"
@@ -31,7 +41,8 @@ SOURCES = ("eli", "gesetze")
 LAYOUTS = {"eli": ("isap",), "gesetze": ("gesetze",)}
 ARTICLE_UNITS = ("art", "§", "Art")
 PARAGRAPH_UNITS = ("§", "ust.", "Abs.")
-_ID_RE = re.compile(r"^(?P<jur>[a-z]{2}):(?P<slug>[a-z][a-z0-9]*)$")
+# a slug as the source spells it: the gesetze folder name ("1-dm-goldmuenzg", "bimschv_11_2004")
+_ID_RE = re.compile(r"^(?P<jur>[a-z]{2}):(?P<slug>[a-z0-9][a-z0-9_\-]{0,59})$")
 _ELI_RE = re.compile(r"^[A-Z]{2,}/\d{4}/\d+$")
 
 
@@ -57,6 +68,8 @@ class Act:
     display_address: str = ""  # Dz. U. 1964 Nr 16 poz. 93 (page 1 of the ISAP PDF)
     official_title: str = ""  # Ustawa z dnia 23 kwietnia 1964 r. - Kodeks cywilny
     citation_aliases: tuple[str, ...] = ()
+    curated: bool = True  # a row of acts.toml (False: discovered from its source only)
+    path: str = ""  # where the source keeps it ("a/aeg/index.md"); discovered acts only
 
     @property
     def slug(self) -> str:
@@ -65,8 +78,9 @@ class Act:
 
     @property
     def key(self) -> str:
-        """``pl:kc`` → ``pl_kc``: the act in Dagster names (jobs, partitions, sources)."""
-        return self.id.replace(":", "_")
+        """``pl:kc`` → ``pl_kc``: the act in Dagster names (jobs, partitions, sources); a
+        discovered slug's ``-`` becomes ``_`` too (Dagster names are ``[A-Za-z0-9_]``)."""
+        return self.id.replace(":", "_").replace("-", "_")
 
     @property
     def citations(self) -> tuple[str, ...]:
@@ -77,7 +91,7 @@ _REQUIRED = ("id", "jurisdiction", "language", "title", "citation", "source", "a
 
 
 def _row(raw: dict, where: str) -> Act:
-    known = {f.name for f in fields(Act)}
+    known = {f.name for f in fields(Act)} - {"curated", "path"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise RegistryError(f"{where}: unknown field(s) {unknown}; fields are {sorted(known)}")
@@ -114,6 +128,11 @@ class ActRegistry:
     acts: tuple[Act, ...]
     path: Path | None = None
 
+    def __post_init__(self) -> None:
+        # lookups by id and address in O(1): with a discovered catalogue the registry holds 6,000+ acts
+        object.__setattr__(self, "_by_id", {a.id: a for a in self.acts})
+        object.__setattr__(self, "_by_address", {(a.source, a.address): a for a in self.acts})
+
     @classmethod
     def load(cls, path: Path) -> "ActRegistry":
         path = Path(path)
@@ -140,21 +159,26 @@ class ActRegistry:
                 if value in seen:
                     raise RegistryError(f"{where}: two rows share the {attr} {value!r}")
                 seen.add(value)
-        addresses = [(a.source, a.address) for a in acts]
-        dup = next((x for x in addresses if addresses.count(x) > 1), None)
-        if dup:
-            raise RegistryError(f"{where}: two rows share the {dup[0]} address {dup[1]!r}")
+        addresses: set[tuple[str, str]] = set()
+        for a in acts:
+            if (a.source, a.address) in addresses:
+                raise RegistryError(f"{where}: two rows share the {a.source} address {a.address!r}")
+            addresses.add((a.source, a.address))
         return cls(acts, path)
 
     def get(self, act_id: str) -> Act:
-        for a in self.acts:
-            if a.id == act_id:
-                return a
-        raise KeyError(f"unknown act id {act_id!r}; the registry ({self.path or 'in memory'}) holds "
-                       f"{', '.join(self.ids())}")
+        found = self._by_id.get(act_id)  # type: ignore[attr-defined]
+        if found is not None:
+            return found
+        held = self.ids()
+        shown = ", ".join(held[:12]) + (f" … ({len(held)} acts)" if len(held) > 12 else "")
+        raise KeyError(f"unknown act id {act_id!r}; the registry ({self.path or 'in memory'}) holds {shown}")
 
     def __contains__(self, act_id: object) -> bool:
-        return any(a.id == act_id for a in self.acts)
+        return act_id in self._by_id  # type: ignore[attr-defined]
+
+    def __len__(self) -> int:
+        return len(self.acts)
 
     def ids(self, jurisdiction: str | None = None) -> tuple[str, ...]:
         return tuple(a.id for a in self.of_jurisdiction(jurisdiction))
@@ -168,8 +192,13 @@ class ActRegistry:
     def of_language(self, language: str) -> tuple[Act, ...]:
         return tuple(a for a in self.acts if a.language == language)
 
+    def curated(self) -> "ActRegistry":
+        """The curated rows only (``acts.toml``): the acts with benchmark and exam ties, sample
+        files of their own, hand-checked citation forms."""
+        return ActRegistry(tuple(a for a in self.acts if a.curated), self.path)
+
     def by_address(self, source: str, address: str) -> Act | None:
-        return next((a for a in self.acts if a.source == source and a.address == address), None)
+        return self._by_address.get((source, address))  # type: ignore[attr-defined]
 
     def select(self, acts: Iterable[str] = (), jurisdictions: Iterable[str] = ()) -> tuple[Act, ...]:
         """The acts a command names: ``--acts pl:kc,de:bgb`` and/or ``--jurisdiction de`` (union,
@@ -182,26 +211,87 @@ class ActRegistry:
         wanted = {self.get(a).id for a in acts}
         return tuple(a for a in self.acts if a.id in wanted or a.jurisdiction in jurisdictions)
 
+    def with_catalogues(self, catalogues: Iterable["Catalogue"]) -> "ActRegistry":
+        """This (curated) registry enriched with discovered acts: a catalogue entry whose (source,
+        address) a curated row has becomes that row (its path noted); any other becomes an act of
+        its own (:func:`discovered_act`). Curated rows keep their order; discovered acts follow,
+        by id."""
+        acts = list(self.acts)
+        index = {(a.source, a.address): i for i, a in enumerate(acts)}
+        ids = {a.id for a in acts}
+        extra: list[Act] = []
+        for cat in catalogues:
+            for entry in cat.acts:
+                at = index.get((cat.source, entry.address))
+                if at is not None:
+                    acts[at] = replace(acts[at], path=entry.path)
+                    continue
+                act = discovered_act(cat.source, entry)
+                if act.id in ids:  # a curated row already uses this id for another address
+                    raise RegistryError(f"{cat.path}: discovered act {act.id} ({entry.address}) has the id of a "
+                                        f"curated row with another address; rename the curated row")
+                ids.add(act.id)
+                extra.append(act)
+        return ActRegistry.of([*acts, *sorted(extra, key=lambda a: a.id)], self.path)
 
-_cache: dict[tuple[str, int], ActRegistry] = {}
+
+def discovered_act(source: str, entry: "CatalogueEntry") -> Act:
+    """The registry act of a catalogue entry no curated row describes: the source's title and
+    citation (the gesetze ``jurabk``; the slug upper-cased when the file names none), the
+    jurisdiction's units (German "§"/"Abs.", Polish "art"/"ust.")."""
+    jur = SOURCE_JURISDICTION[source]
+    citation = entry.citation or entry.address.upper()
+    if source == "gesetze":
+        return Act(id=entry.id, jurisdiction=jur, language=jur, title=entry.title or citation,
+                   citation=citation, source=source, address=entry.address, sample_stem=entry.address,
+                   layout="gesetze", article_unit="§", paragraph_unit="Abs.", curated=False, path=entry.path)
+    extra = entry.extra or {}
+    return Act(id=entry.id, jurisdiction=jur, language=jur, title=entry.title or citation, citation=citation,
+               source=source, address=entry.address, sample_stem=str(extra.get("sample_stem") or ""),
+               layout="isap", article_unit="art", paragraph_unit=str(extra.get("paragraph_unit") or "ust."),
+               display_address=str(extra.get("display_address") or ""),
+               official_title=str(extra.get("official_title") or entry.title), curated=False, path=entry.path)
+
+
+SOURCE_JURISDICTION = {"gesetze": "de", "eli": "pl"}
+
+
+_cache: dict[tuple, ActRegistry] = {}
 
 
 def registry_path() -> Path:
     return Path(os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
 
 
-def registry() -> ActRegistry:
-    """The registry in force: ``$LEXPIPE_ACT_REGISTRY`` or ``schemas/acts.toml`` (parsed once per
-    path and modification time)."""
-    path = registry_path()
+def _home() -> Path:
+    from core.settings import home_from_env
+
+    return home_from_env()
+
+
+def _stamp(path: Path) -> int:
     try:
-        stamp = path.stat().st_mtime_ns
+        return path.stat().st_mtime_ns
     except FileNotFoundError:
-        stamp = -1
-    key = (str(path), stamp)
+        return -1
+
+
+def registry(home: Path | None = None) -> ActRegistry:
+    """The registry in force: the curated rows of ``$LEXPIPE_ACT_REGISTRY`` or
+    ``schemas/acts.toml``, enriched with the acts discovered into ``home``'s catalogues (default
+    ``$LEXPIPE_HOME``; :mod:`schemas.catalogue`). Parsed once per path and modification time of
+    each file."""
+    from schemas.catalogue import SOURCES, catalogue_file, load_catalogue
+
+    path = registry_path()
+    cats = [catalogue_file(home if home is not None else _home(), s) for s in SOURCES]
+    key = (str(path), _stamp(path), *((str(c), _stamp(c)) for c in cats))
     if key not in _cache:
-        _cache.clear()
-        _cache[key] = ActRegistry.load(path)
+        if len(_cache) > 8:
+            _cache.clear()
+        curated = ActRegistry.load(path)
+        loaded = [load_catalogue(c) for c in cats if c.exists()]
+        _cache[key] = curated.with_catalogues(loaded) if loaded else curated
     return _cache[key]
 
 
