@@ -66,6 +66,7 @@ class KnownAct:
     slug: str = ""  # German: the bundestag/gesetze (gesetze-im-internet) slug, "kschg"
     max_article: int | None = None  # highest article number (splits a lost superscript: 39814 → 398^14)
     valid_from: str | None = None  # a citation form shared with an older act means this one from that date
+    full_title: str = ""  # the official title when it is not "<Type> z dnia <date> r. <title>" (EU acts, treaties)
 
     @property
     def name(self) -> str:
@@ -78,7 +79,9 @@ class KnownAct:
     @property
     def official_title(self) -> str:
         """``Ustawa z dnia 30 maja 2014 r. o prawach konsumenta``, ``Ustawa z dnia 6 czerwca 1997 r. -
-        Kodeks karny``; German and EU acts: their title."""
+        Kodeks karny``; German and EU acts: their title (or ``full_title`` when the row gives one)."""
+        if self.full_title:
+            return self.full_title
         if self.jurisdiction != "pl":
             return self.title
         d = dt.date.fromisoformat(self.date)
@@ -167,7 +170,7 @@ def _row(raw: dict, where: str) -> KnownAct:
         raise KnownActsError(f"{where}: field 'max_article' must be a positive integer, got {raw['max_article']!r}")
     if "valid_from" in raw and not _iso(raw["valid_from"]):
         raise KnownActsError(f"{where}: field 'valid_from' must be a date YYYY-MM-DD, got {raw['valid_from']!r}")
-    for name in ("issuer", "slug"):
+    for name in ("issuer", "slug", "full_title"):
         if name in raw and not isinstance(raw[name], str):
             raise KnownActsError(f"{where}: field {name!r} must be a string")
     return KnownAct(**out)

@@ -81,7 +81,8 @@ _W = r"(?![\wąćęłńóśźż])"
 QUAL = re.compile(GAP + r"(?:(?P<par>" + PAR + r")|(?P<ust>ust\.|(?:ust|ustęp(?:u|ie|em)?)" + _W + r")"
                   r"|(?P<pt>pkt\.|(?:pkt|punkt(?:u|ie|em|y|ów)?)" + _W + r")|(?P<lit>lit\.|(?:lit|liter(?:a|y|ze|ą))" + _W + r"))" + GAP)
 IGNORED_QUAL = re.compile(GAP + r"(?:zd(?:anie|\.)?" + GAP + r"(?:\d{1,2}|pierwsz\w*|drugi\w*|trzeci\w*|ostatni\w*)"
-                          r"|in\s+fine|ab\s+initio|tiret\s+\w+|zdanie\s+\w+)(?![\wąćęłńóśźż])")
+                          r"|in\s+fine|ab\s+initio|tiret\s+\w+|zdanie\s+\w+"
+                          r"|i\s+n(?:ast|n)?\.|i\s+następne)(?![\wąćęłńóśźż])")  # "art. 91 i n. Prawo o notariacie"
 VAL = re.compile(r"(?P<val>(?:\d{1,3}|l)(?:[a-z]{1,2}|\^\d{1,2}[a-z]?|[" + SUP_DIGITS + r"]{1,2})?)(?![\d.,]\d)(?![\wąćęłńóśźż])")
 LETTER_VAL = re.compile(r"(?P<val>[a-z]{1,2})\)?(?![\wąćęłńóśźż])")
 CONJ = r"(?:i|oraz|lub|albo|a\s+także|jak\s+również|bądź|z)(?![\w])"
@@ -96,6 +97,13 @@ USTAWA_DATED = re.compile(r"(?P<kind>ustaw(?:a|ą|y|ę|ie)|rozporządzeni(?:e|a|
 USTAWA_PREFIX = re.compile(PA.USTAWA + r"(?:\s+" + PA.DATE_NC + r")?\s*[-–—,]?\s*")
 DEFINITION = re.compile(r"\s*[(,;]?\s*(?:dalej|zwan\w+\s+dalej|dalej\s+jako|dalej\s+zwan\w+|zw\.\s+dalej)\s*[:–-]?\s*[„\"']?"
                         r"(?:ustaw\w*\s+)?(?P<alias>[A-Za-ząćęłńóśźżŁŚŻ.]{2,12})[”\"']?")
+# "ustawy o <subject>", "rozporządzenia Ministra … w sprawie <subject>": the title words up to punctuation
+# (at most twelve); "ustawy, o której mowa" is no title
+UNKNOWN_TITLED = re.compile(
+    r"(?P<kind>ustaw(?:a|ą|y|ę|ie)|rozporządzeni(?:e|a|u|em)|dekret(?:u|em)?)(?:\s+[A-ZŁŚŻŹ][\wąćęłńóśźż]*){0,8}"
+    r"\s+(?P<title>(?:o|w\s+sprawie)\s+(?!któr|ile\b|tyle\b|czym\b|tym\b|tej\b|ten\b|to\b|niej\b|nim\b)"
+    r"[\wąćęłńóśźżĄĆĘŁŃÓŚŹŻ„”\"-]+(?:[ \t\u00a0]+[\wąćęłńóśźżĄĆĘŁŃÓŚŹŻ„”\"-]+){0,11})")
+UNKNOWN_TITLE = "unknown_title"  # ActRef.how of an act named by a title no table knows (its id is "")
 PAREN_ADDRESS = re.compile(r"\s*\((?P<inner>[^()]{0,200}?Dz\.\s?U\.[^()]{0,200})\)")
 
 
@@ -131,7 +139,8 @@ class Citation:
     in_corpus: bool = False
     act_text: str | None = None  # the act as printed (on the member that prints it)
     act_source: str | None = None  # own | list | scope | chain | anaphor | None
-    act_how: str | None = None  # abbreviation | name | address | unified | title | date | alias
+    act_how: str | None = None  # abbreviation | name | address | unified | title | date | alias | unknown_title
+    # (unknown_title: an act named by a title no table knows, act_id None, act_text what was printed)
     relation: str | None = None  # "chain" when introduced by "w zw. z"; "list" for a later list member
     group: int = 0
     raw_article: str | None = None  # as printed when the superscript was restored ("39814")
@@ -353,6 +362,12 @@ def _match_act(doc: _Doc, pos: int) -> _Act | None:
         ref = doc.aliases.get(m.group("alias").lower().strip("."))
         if ref:
             return _Act(m.end(), m.group(0), PA.ActRef(ref.id, ref.in_corpus, "alias", ref.max_article))
+    # a statute or regulation named by a title no table knows ("ustawy o zmianie ustawy o finansach
+    # publicznych", "rozporządzenia w sprawie …"): an act is named, just not one lexpipe can identify
+    m = UNKNOWN_TITLED.match(text, q)
+    if m:
+        kind = "rozporządzenie" if m.group("kind").startswith("rozp") else "ustawa"
+        return _Act(m.end(), m.group(0), PA.ActRef("", False, UNKNOWN_TITLE), kind)
     return None
 
 
@@ -651,7 +666,7 @@ def _to_citations(doc: _Doc, runs: list[_Run], known: frozenset[str] | None) -> 
             c = Citation(
                 start=mem.start, end=mem.end, text=text[mem.start:mem.end], unit=mem.sign, article=number,
                 paths=paths, range_end=_restore_superscript(mem.range_end, ref, known) if mem.range_end else None,
-                act_id=ref.id if ref else None, in_corpus=bool(ref and ref.in_corpus), act_text=act_text,
+                act_id=(ref.id or None) if ref else None, in_corpus=bool(ref and ref.in_corpus), act_text=act_text,
                 act_source=source, act_how=ref.how if ref else None, relation=mem.relation, group=gi,
                 raw_article=mem.number if number != mem.number else None)
             for t, attr in (("par", "par"), ("ust", "ust"), ("pt", "point"), ("lit", "letter")):

@@ -22,6 +22,7 @@ from typing import Iterable
 
 from pipelines.citations import german as DE
 from pipelines.citations import polish as PL
+from pipelines.citations.act_catalogue import catalogue
 
 LANGUAGES = ("pl", "de")
 
@@ -44,8 +45,10 @@ class Found:
     relative_ids: list[str]  # "art:415:par:1", "par:823:abs:1": the unit ids without the act
     printed: str | None = None  # the number as printed, when it was read differently (a lost superscript)
     notes: list[str] = field(default_factory=list)
+    unknown_act: bool = False  # act_id None, yet an act is named (act_text): by a title no table knows
     superscript_read: bool = False  # the printed number is not a unit; a split with a lost superscript is
-    range_to: str | None = None  # "§§ 184 bis 187": the range's last unit (relative id); the lookup fills in the rest
+    range_to: str | None = None  # "§§ 184 bis 187", "art. 353–356": the range's last unit (relative id); the
+    # lookup fills in the rest (relative_ids holds the first)
 
 
     def unit_ids(self) -> list[str]:
@@ -80,17 +83,18 @@ _DE_SIGN = {"Art": r"(?<!\w)Art(?:ikeln?|t)?\.?", "§": r"§§?"}
 
 
 def _pl_relative(c: PL.Citation) -> list[str]:
+    """The cited units without the act; a range gives its first unit (its last is ``range_to``)."""
     tag = "par" if c.unit == "§" else "art"
     if c.article is None:
         return []
     if c.range_end or not c.paths:
-        return [f"{tag}:{n}" for n in c.article_numbers()]
+        return [f"{tag}:{c.article}"]
     return list(dict.fromkeys(f"{tag}:{c.article}" + "".join(f":{t}:{v}" for t, v in p) for p in c.paths))
 
 
-def _polish(text: str, known_articles: frozenset[str] | None) -> list[Found]:
+def _polish(text: str, known_articles: frozenset[str] | None, date: str | None = None) -> list[Found]:
     out = []
-    for c in PL.extract_citations(text, known_ids=known_articles, addresses=False):
+    for c in PL.extract_citations(text, date=date, known_ids=known_articles, addresses=False):
         notes: list[str] = []
         printed = None
         if c.raw_article:
@@ -112,9 +116,11 @@ def _polish(text: str, known_articles: frozenset[str] | None) -> list[Found]:
         if c.bare_paragraph:
             notes.append(f"a § without an article of {c.act_id}, whose top unit is the article: which article's "
                          "paragraph is not said")
-        out.append(Found(c.start, end, text[c.start:end], "pl", c.act_id, c.act_text,
-                         [] if c.bare_paragraph else _pl_relative(c), printed, notes,
-                         superscript_read=bool(c.raw_article) and printed == c.raw_article))
+        rels = [] if c.bare_paragraph else _pl_relative(c)
+        range_to = f"{rels[0].split(':')[0]}:{c.range_end}" if c.range_end and rels and not longer else None
+        out.append(Found(c.start, end, text[c.start:end], "pl", c.act_id, c.act_text, rels, printed, notes,
+                         superscript_read=bool(c.raw_article) and printed == c.raw_article, range_to=range_to,
+                         unknown_act=c.act_id is None and c.act_how == PL.UNKNOWN_TITLE))
     return out
 
 
@@ -151,10 +157,7 @@ def _german(text: str) -> list[Found]:
             tag = ids[0].split(":")[2]
         else:
             tag = "art" if (c.unit or "§").lower().startswith("art") else "par"
-        act_id = c.act_id if c.act_key and "/" not in c.act_key else None
-        if c.act_key and "/" in c.act_key:
-            notes.append(f"an EU act ({c.act_text or c.act_key}): not a statute lexpipe holds")
-            act_id = f"eu:{c.act_key}"
+        act_id = _german_act_id(c)
         prev = out[-1] if out else None
         if (c.role == "range_end" and prev is not None and prev.range_to is None and prev.language == "de"
                 and _range_start(prev, tag, c.range_start) and not (c.absatz or c.nummer or c.buchstabe)
@@ -168,6 +171,16 @@ def _german(text: str) -> list[Found]:
     return out
 
 
+def _german_act_id(c: DE.Citation) -> str | None:
+    """The id of the act a German citation names: the catalogue's act for its form (``KSchG``,
+    ``SGB V``, ``DSGVO``, ``2016/679``: the registry's id when the registry has the act), else the
+    extractor's own ``de:<key>`` / ``eu:<number>``."""
+    if not c.act_key:
+        return None
+    info = catalogue().by_form(c.act_key, "de")
+    return info.id if info is not None else c.act_id
+
+
 def _range_start(prev: Found, tag: str, number: str | None) -> bool:
     """``prev`` is the bare § (no Absatz) a range's end points back to."""
     return number is not None and prev.relative_ids == [f"{tag}:{number}"]
@@ -177,17 +190,20 @@ def _range_start(prev: Found, tag: str, number: str | None) -> bool:
 
 
 def find_citations(text: str, *, language: str | None = None, held: Iterable[str] = (),
-                   known_articles: frozenset[str] | None = None) -> tuple[list[Found], str | None]:
+                   known_articles: frozenset[str] | None = None,
+                   date: str | None = None) -> tuple[list[Found], str | None]:
     """The citations of ``text`` in document order, and the text's language (given or guessed).
 
     ``held``: ids of the acts the corpus holds (a span naming one wins an overlap); ``known_articles``:
-    held article ids, so a Polish number that lost its superscript splits the way an article exists."""
+    held article ids, so a Polish number that lost its superscript splits the way an article exists;
+    ``date`` (YYYY-MM-DD): picks among Polish acts sharing a short form (``p.z.p.`` is the 2019 act
+    from 2021)."""
     if language is not None and language not in LANGUAGES:
         raise ValueError(f"language must be one of {', '.join(LANGUAGES)} or None, got {language!r}")
     doc_lang = language or guess_language(text)
     found: list[Found] = []
     if language in (None, "pl"):
-        found += _polish(text, known_articles)
+        found += _polish(text, known_articles, date)
     if language in (None, "de"):
         found += _german(text)
     if language is None and doc_lang is not None:

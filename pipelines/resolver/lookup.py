@@ -4,17 +4,34 @@ Every lookup goes through the :class:`~pipelines.reads.corpus.CorpusReader`, who
 :class:`~pipelines.reads.corpus.VersionIndex` per (act, version) across calls; a :class:`CorpusView`
 memoises them for the length of one call too, so a text citing ``k.c.`` two hundred times stats the
 parquet files once, not two hundred times (a cached ``reader.index`` is three ``stat`` calls).
+
+Held acts are found from the corpus folders (``corpus/<jurisdiction>/<act>``: one ``scandir`` per
+jurisdiction) intersected with the registry's ids, not by asking every registry row for its
+versions: with the thousands of German rows issue 24 adds, that would be thousands of ``stat`` calls
+per request.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 from pipelines.reads import ReadService
 from pipelines.reads.corpus import VersionIndex
 from pipelines.reads.errors import NotCovered
 from pipelines.statutes.store import version_in_force
-from schemas.acts import registry
+from schemas.acts import ActRegistry, registry
+
+_ids_memo: list = [None, {}]
+
+
+def registry_ids() -> dict[str, int]:
+    """The registry's act ids → their position in the registry, built once per registry object."""
+    reg: ActRegistry = registry()
+    if _ids_memo[0] is not reg:
+        _ids_memo[1] = {a: i for i, a in enumerate(reg.ids())}
+        _ids_memo[0] = reg
+    return _ids_memo[1]
 
 
 class CorpusView:
@@ -31,13 +48,15 @@ class CorpusView:
     def held(self) -> tuple[str, ...]:
         """Ids of the registry's acts with at least one published version, registry order."""
         if self._held is None:
-            self._held = tuple(a for a in registry().ids() if self.versions(a))
+            known = registry_ids()
+            found = [a for a in _corpus_acts(self.reader.layout.home / "corpus") if a in known and self.versions(a)]
+            self._held = tuple(sorted(found, key=known.__getitem__))
         return self._held
 
     def versions(self, act_id: str) -> tuple[str, ...]:
         """Held versions of ``act_id``, oldest first; () for an act the registry does not know or no version of."""
         if act_id not in self._versions:
-            self._versions[act_id] = self.reader.versions(act_id) if act_id in registry() else ()
+            self._versions[act_id] = self.reader.versions(act_id) if act_id in registry_ids() else ()
         return self._versions[act_id]
 
     def version_at(self, act_id: str) -> str:
@@ -57,3 +76,15 @@ class CorpusView:
     def holding(self, unit_id: str, act_id: str) -> list[str]:
         """The held versions of ``act_id`` that have ``unit_id``."""
         return [v for v in self.versions(act_id) if self.index(act_id, v).has(unit_id)]
+
+
+def _corpus_acts(root) -> list[str]:
+    """``<jurisdiction>:<act>`` of every act folder under the corpus root, sorted."""
+    out: list[str] = []
+    try:
+        jurs = [e for e in os.scandir(root) if e.is_dir()]
+    except FileNotFoundError:
+        return out
+    for j in jurs:
+        out += [f"{j.name}:{e.name}" for e in os.scandir(j.path) if e.is_dir() and not e.name.startswith(".")]
+    return sorted(out)

@@ -15,13 +15,14 @@ few dictionary lookups warm. Figures: ``bench/resolver.py``.
 from __future__ import annotations
 
 import dataclasses
-
 import datetime as dt
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipelines.citations.act_catalogue import Catalogue, catalogue, describe
 from pipelines.reads import ReadService
 from pipelines.reads.dates import parse_day
 from pipelines.reads.errors import NotCovered, UnknownUnit
@@ -47,6 +48,33 @@ class UnitResolution:
 
 
 @dataclass
+class CitedAct:
+    """The act a citation names, held or not: what the registry and the table of known acts say."""
+
+    id: str | None  # None: an act named by a title no table knows (title: as printed)
+    jurisdiction: str  # pl | de | eu
+    held: bool  # the corpus holds a version of it
+    title: str | None  # "ustawa o prawach konsumenta", "Kodeks cywilny"; for an act no table knows, as printed
+    official_title: str | None = None  # "Ustawa z dnia 30 maja 2014 r. o prawach konsumenta"
+    date: str | None = None  # the date the act bears
+    citation: str | None = None  # its usual short form: "k.c.", "KSchG", "RODO"
+    address: str | None = None  # ELI "DU/2014/827", German Fundstelle "BGBl I: 1951, 499", EU "eli/reg/2016/679/oj"
+    gazette: str | None = None  # the address as printed: "Dz. U. 2014 poz. 827"
+    known: bool = True  # in the registry or the table of known acts; False: only what the citation printed
+
+
+@dataclass
+class CitedRange:
+    """A range (``art. 353–356 k.c.``, ``§§ 184 bis 187 BGB``) and whether its units were listed."""
+
+    first: str  # relative id of its first unit as cited: "art:353"
+    last: str  # relative id of its last unit: "art:356"
+    expanded: bool  # units lists every unit the range covers
+    count: int | None  # units it covers (the act's own order at the date; for an act not held, by number)
+    problem: str | None = None  # None | backwards | too_long | end_missing | not_covered | uncountable
+
+
+@dataclass
 class ResolvedCitation:
     start: int
     end: int
@@ -58,6 +86,8 @@ class ResolvedCitation:
     act_text: str | None = None  # the act as printed
     printed: str | None = None  # the number as printed when it was read differently (a lost superscript)
     note: str | None = None
+    act: CitedAct | None = None  # the act named (None when none is)
+    range: CitedRange | None = None  # the citation is a range
 
 
 @dataclass
@@ -91,8 +121,9 @@ class CitationResolver:
         day = parse_day(as_of)
         view = CorpusView(self.reads, day)
         found, doc_lang = find_citations(text, language=language, held=view.held(),
-                                         known_articles=self._known_articles(view))
-        cits = [self._citation(view, f) for f in found]
+                                         known_articles=self._known_articles(view), date=day.isoformat())
+        cat = catalogue()
+        cits = [self._citation(view, f, cat) for f in found]
         counts = {k: 0 for k in M.KINDS}
         counts.update(Counter(c.match for c in cits))
         return Resolution(day.isoformat(), doc_lang, cits, counts)
@@ -110,34 +141,40 @@ class CitationResolver:
         return n
 
     # -- one citation -----------------------------------------------------------------------------
-    def _citation(self, view: CorpusView, f: Found) -> ResolvedCitation:
+    def _citation(self, view: CorpusView, f: Found, cat: Catalogue) -> ResolvedCitation:
         notes = list(f.notes)
-        if f.act_id is None:
-            units = [self._no_act(view, rel, f.language) for rel in f.relative_ids]
-        elif f.act_id not in view.held():
-            held = ", ".join(view.held())
-            note = f"{f.act_id} is recognised but the corpus holds no version of it (held: {held})"
-            units = [_bare(f"{f.act_id}:{rel}", rel, M.ACT_NOT_HELD, note=note) for rel in f.relative_ids]
+        held = f.act_id is not None and f.act_id in view.held()
+        act = _cited_act(f, held, cat)
+        rels, rng = f.relative_ids, None
+        if f.range_to and rels:
+            rels, rng, note = (_range(view, f.act_id, rels[0], f.range_to) if held
+                               else _numeric_range(rels[0], f.range_to))
+            if note:
+                notes.append(note)
+        if f.act_id is None and not f.unknown_act:
+            units = [self._no_act(view, rel, f.language) for rel in rels]
+        elif not held:
+            note = f"{_naming(act)} is recognised but the corpus holds no version of it"
+            units = [_bare(f"{f.act_id}:{rel}" if f.act_id else None, rel, M.ACT_NOT_HELD, note=note) for rel in rels]
             if not units:
                 notes.append(note)
-                return self._done(f, M.ACT_NOT_HELD, [], notes)
+                return self._done(f, M.ACT_NOT_HELD, [], notes, act, rng)
         else:
-            rels = f.relative_ids
-            if f.range_to:
-                rels, note = _range(view, f.act_id, f.relative_ids[0], f.range_to)
-                if note:
-                    notes.append(note)
             units = [self._unit(view, f.act_id, rel) for rel in rels]
         if not units:  # a § with no article of a code: nothing to look up
-            return self._done(f, M.NOT_FOUND if f.act_id else M.NO_ACT, [], notes)
+            return self._done(f, M.NOT_FOUND if f.act_id else M.NO_ACT, [], notes, act, rng)
         if f.superscript_read:  # exact only under a reading of the printed number: say so
             units = [dataclasses.replace(u, match=M.READ_AS) if u.match == M.EXACT else u for u in units]
-        return self._done(f, M.least_exact([u.match for u in units]), units, notes)
+        if rng is not None and rng.problem in _RANGE_KIND:  # the ends exist, the range as cited is not listed
+            kind = _RANGE_KIND[rng.problem]
+            units = [dataclasses.replace(u, match=kind) if u.match in (M.EXACT, M.READ_AS) else u for u in units]
+        return self._done(f, M.least_exact([u.match for u in units]), units, notes, act, rng)
 
     @staticmethod
-    def _done(f: Found, match: str, units: list[UnitResolution], notes: list[str]) -> ResolvedCitation:
+    def _done(f: Found, match: str, units: list[UnitResolution], notes: list[str], act: CitedAct | None = None,
+              rng: CitedRange | None = None) -> ResolvedCitation:
         return ResolvedCitation(f.start, f.end, f.text, f.language, f.act_id, match, units, f.act_text, f.printed,
-                                "; ".join(notes) or None)
+                                "; ".join(notes) or None, act, rng)
 
     def _unit(self, view: CorpusView, act_id: str, rel: str) -> UnitResolution:
         uid = f"{act_id}:{rel}"
@@ -213,25 +250,93 @@ class CitationResolver:
         return self._known[1]
 
 
-MAX_RANGE = 60  # units listed for one range; the Polish extractor expands "art. 1–60" as far
+MAX_RANGE = 60  # units listed for one range (the Polish extractor's RANGE_CAP is the same)
+_RANGE_KIND = {"too_long": M.RANGE_TOO_LONG, "backwards": M.RANGE_BACKWARDS}
 
 
-def _range(view: CorpusView, act_id: str, first: str, last: str) -> tuple[list[str], str | None]:
-    """The units of ``§§ first bis last`` in the version in force at the date, in the act's own order
-    (so 184, 184a, 185 … and never a numeric guess); both ends alone, with a note, when either end is
-    not in that version, the range runs backwards or holds more than :data:`MAX_RANGE` units."""
+def _range(view: CorpusView, act_id: str, first: str, last: str) -> tuple[list[str], CitedRange, str | None]:
+    """The units of ``§§ first bis last`` / ``art. first–last`` in the version in force at the date, in
+    the act's own order (so 184, 184a, 185 … and 353, 353^1, … 356, never a numeric guess); both ends
+    alone, with a note, when either end is not in that version, the range runs backwards or holds more
+    than :data:`MAX_RANGE` units."""
     try:
         idx = view.index(act_id, view.version_at(act_id))
     except NotCovered:
-        return [first, last], None
+        return [first, last], CitedRange(first, last, False, None, "not_covered"), None
     i, j = idx.article_position(f"{act_id}:{first}"), idx.article_position(f"{act_id}:{last}")
     if i is None or j is None:
-        return [first, last], "range not expanded: an end of it is not in the version in force at the date"
+        return ([first, last], CitedRange(first, last, False, None, "end_missing"),
+                "range not expanded: an end of it is not in the version in force at the date")
     if i > j:
-        return [first, last], "range not expanded: its first unit comes after its last in the act"
+        return ([first, last], CitedRange(first, last, False, None, "backwards"),
+                "range not expanded: it runs backwards (its first unit comes after its last in the act)")
     if j - i + 1 > MAX_RANGE:
-        return [first, last], f"range not expanded: {j - i + 1} units in act order (at most {MAX_RANGE})"
-    return [u.split(":", 2)[2] for u in idx.article_ids[i:j + 1]], None
+        return ([first, last], CitedRange(first, last, False, j - i + 1, "too_long"),
+                f"range not expanded: {j - i + 1} units in act order (at most {MAX_RANGE} are listed); "
+                "only its two ends are given")
+    units = [u.split(":", 2)[2] for u in idx.article_ids[i:j + 1]]
+    return units, CitedRange(first, last, True, len(units)), None
+
+
+_REL = re.compile(r"^(?P<tag>[a-z]+):(?P<num>\d+)(?:\^(?P<sup>\d+))?$")
+
+
+def _numeric_range(first: str, last: str) -> tuple[list[str], CitedRange, str | None]:
+    """A range of an act the corpus does not hold (or of no act), counted by its numbers: ``art. 5–7``
+    is art. 5, 6, 7; ``art. 626^1–626^5`` the five superscripts; anything else (letters, different
+    superscripts) keeps its two ends. Backwards and longer than :data:`MAX_RANGE` ranges keep their
+    ends, with a note."""
+    a, b = _REL.match(first), _REL.match(last)
+    if not a or not b or a.group("tag") != b.group("tag"):
+        return [first, last], CitedRange(first, last, False, None, "uncountable"), None
+    tag = a.group("tag")
+    lo, hi = int(a.group("num")), int(b.group("num"))
+    slo, shi = a.group("sup"), b.group("sup")
+    if slo is None and shi is None:
+        nums = None if hi < lo else [str(n) for n in range(lo, hi + 1)]
+    elif lo == hi and shi is not None:
+        s0, s1 = int(slo or 0), int(shi)
+        nums = None if s1 < s0 else [f"{lo}^{n}" if n else str(lo) for n in range(s0, s1 + 1)]
+    else:
+        return [first, last], CitedRange(first, last, False, None, "uncountable"), None
+    if nums is None:
+        return ([first, last], CitedRange(first, last, False, None, "backwards"),
+                "range not expanded: it runs backwards (its first number is above its last)")
+    if len(nums) > MAX_RANGE:
+        return ([first, last], CitedRange(first, last, False, len(nums), "too_long"),
+                f"range not expanded: {len(nums)} units by number (at most {MAX_RANGE} are listed)")
+    return [f"{tag}:{n}" for n in nums], CitedRange(first, last, True, len(nums)), None
+
+
+def _cited_act(f: Found, held: bool, cat: Catalogue) -> CitedAct | None:
+    if f.act_id is None:
+        if f.unknown_act:  # "ustawy o zmianie ustawy o …": named, in no table, so not held
+            return CitedAct(None, f.language, False, _printed_title(f.act_text), known=False)
+        return None
+    info = cat.get(f.act_id) or describe(f.act_id, f.act_text)
+    return CitedAct(f.act_id, info.jurisdiction, held, info.title, info.official_title, info.date, info.citation,
+                    info.address, info.gazette, info.known)
+
+
+def _printed_title(printed: str | None) -> str | None:
+    """``ustawy o czymś`` → ``ustawa o czymś``: the act as printed, its first word in the nominative."""
+    if not printed:
+        return None
+    s = re.sub(r"\s+", " ", printed).strip(" ,;:")
+    return re.sub(r"^(?:ustaw(?:y|ie|ę|ą)|rozporządzeni(?:a|u|em)|dekret(?:u|em))\b",
+                  lambda m: {"u": "ustawa", "r": "rozporządzenie", "d": "dekret"}[m.group(0)[0]], s)
+
+
+def _naming(act: CitedAct | None) -> str:
+    """``pl:upk (ustawa o prawach konsumenta, Dz. U. 2014 poz. 827)``: the act in a note."""
+    if act is None:
+        return "the act"
+    bits = [x for x in (act.title, act.gazette or act.address) if x]
+    if act.id is None:
+        return f"the act named '{act.title}' (in no table of known acts)"
+    if not act.known:
+        bits.append("in no table of known acts")
+    return f"{act.id} ({', '.join(bits)})" if bits else act.id
 
 
 def _bare(unit_id: str | None, rel: str, match: str, **kw: Any) -> UnitResolution:
