@@ -1,0 +1,127 @@
+"""BM25 over a snapshot's segment postings: ``memory_bm25.MemoryBM25``'s scores, exactly.
+
+The scoring is LanceDB's (k1 = 1.2, b = 0.75, idf = ln(1 + (N − n + 0.5) / (n + 0.5)), query
+terms counted with their repeats), with N, avgdl and each term's n over the live rows of the index
+— every version of every act, tombstoned rows left out — so a score does not depend on which
+versions a request sees, and equals MemoryBM25's over the same rows when all of them are visible
+(a test holds the two to the same rows and scores). The arithmetic is MemoryBM25's step for step
+(float64 norms and term weights cast to float32, float32 accumulation in the query's term order),
+so the scores are bit-identical, not only close, and ties break the same way (row order).
+
+Why per-term weights cached per snapshot: a term's weights depend on the generation's avgdl, so
+they cannot be stored at build time; a GerLayQA question has ~60 distinct terms, a dozen of them
+function words with 10⁵–10⁶ postings each, and recomputing those weights per query dominated the
+query time. The cache keeps the most recently used terms' (rows, weights) up to a byte budget.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter, OrderedDict
+from typing import Sequence
+
+import numpy as np
+
+from pipelines.retrieval.language_index.hashing import hash_strings
+from pipelines.retrieval.memory_bm25 import B, K1
+
+CACHE_BYTES = 256 * 2**20
+
+
+class FieldScorer:
+    """BM25 of one field (``terms`` or ``bigrams``) over a snapshot's segments."""
+
+    def __init__(self, field: str, segments: Sequence, bases: np.ndarray, lengths: np.ndarray, live: np.ndarray,
+                 cache_bytes: int = CACHE_BYTES):
+        self.field = field
+        self.segments, self.bases = list(segments), np.asarray(bases, np.int64)
+        self.rows = int(self.bases[-1]) if len(self.bases) else 0
+        self.n = int(live.sum())
+        total = float(lengths[live].astype(np.float64).sum())
+        avgdl = total / self.n if self.n and total else 1.0
+        self.avgdl = avgdl
+        # MemoryBM25's expression, element for element
+        self.norm = K1 * (1 - B + B * lengths.astype(np.float64) / avgdl)
+        self._cache: OrderedDict[int, tuple[np.ndarray, np.ndarray, int]] = OrderedDict()
+        self._cache_bytes, self._budget = 0, cache_bytes
+        self._lock = threading.Lock()
+
+    def _postings(self, h: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """(global rows, float32 weights, live df) of one term hash; cached."""
+        with self._lock:
+            hit = self._cache.get(h)
+            if hit is not None:
+                self._cache.move_to_end(h)
+                return hit
+        rows, weights, df = [], [], 0
+        for seg, base in zip(self.segments, self.bases):
+            p = seg.postings[self.field].lookup(h)
+            if p is None:
+                continue
+            docs, tf = p
+            r = docs.astype(np.int64) + base
+            tf = tf.astype(np.float64)
+            rows.append(r)
+            weights.append((tf * (K1 + 1) / (tf + self.norm[r])).astype(np.float32))
+            dead_h, dead_df = seg.dead_df[self.field]
+            dead = 0
+            if len(dead_h):
+                i = int(np.searchsorted(dead_h, np.uint64(h)))
+                if i < len(dead_h) and int(dead_h[i]) == h:
+                    dead = int(dead_df[i])
+            df += len(docs) - dead
+        if rows:
+            out = (np.concatenate(rows) if len(rows) > 1 else rows[0],
+                   np.concatenate(weights) if len(weights) > 1 else weights[0], df)
+        else:
+            out = (np.zeros(0, np.int64), np.zeros(0, np.float32), 0)
+        size = out[0].nbytes + out[1].nbytes
+        with self._lock:
+            if h not in self._cache and size <= self._budget:
+                self._cache[h] = out
+                self._cache_bytes += size
+                while self._cache_bytes > self._budget:
+                    _, old = self._cache.popitem(last=False)
+                    self._cache_bytes -= old[0].nbytes + old[1].nbytes
+        return out
+
+    def idf(self, df: int) -> float:
+        return math.log(1 + (self.n - df + 0.5) / (df + 0.5))
+
+    def scores(self, terms: Sequence[str]) -> np.ndarray:
+        """BM25 of every row (float32; 0 where no term occurs; tombstoned rows carry scores too:
+        the caller's mask drops them)."""
+        out = np.zeros(self.rows, dtype=np.float32)
+        counts = Counter(terms)
+        if not counts:
+            return out
+        hashes = hash_strings(list(counts)).tolist()
+        for h, times in zip(hashes, counts.values()):
+            rows, w, df = self._postings(h)
+            if df <= 0 or not len(rows):
+                continue
+            out[rows] += np.float32(times * self.idf(df)) * w
+        return out
+
+    def top(self, terms: Sequence[str], k: int, mask: np.ndarray) -> list[tuple[int, float]]:
+        """(row, score) of the ``k`` best rows in ``mask`` that match a term, best first; equal
+        scores in row order (``MemoryBM25.top``)."""
+        s = self.scores(terms)
+        ok = s > 0
+        ok &= mask
+        return top_k(s, np.flatnonzero(ok), k)
+
+
+def top_k(scores: np.ndarray, idx: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """(row, score) of the ``k`` best of rows ``idx`` (ascending), best first, equal scores in row
+    order — also at the k-th place, where ``MemoryBM25.top``'s argpartition picks any of a tie."""
+    if k <= 0:
+        return []
+    if len(idx) > k:
+        v = scores[idx]
+        kth = v[np.argpartition(-v, k - 1)[k - 1]]
+        above, tied = idx[v > kth], idx[v == kth]
+        idx = np.concatenate((above, tied[:k - len(above)]))
+    idx = idx[np.lexsort((idx, -scores[idx]))]
+    return [(int(i), float(scores[i])) for i in idx]

@@ -1,0 +1,103 @@
+"""Row contents: what a version of an act holds, as the index stores it.
+
+A :class:`Content` is the chunks of one act version in the stored row layout (``ROW_COLUMNS``:
+the analysed terms as one space-joined string per chunk, ``text_analyzed``) and two 64-bit keys: ``key`` = hash of (chunk_id, content_hash,
+status) — the spec's carry-over key: a chunk of the new version whose key is among the act's open
+rows keeps that row (no new row, no re-embedding) — and ``chash`` = hash of content_hash, which
+vectors are looked up by. It comes either from a CHUNKS table (``schemas.arrow.CHUNKS``: a new
+version) or from rows already in the index (an act re-laid out from its own rows when a version
+arrives out of order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipelines.retrieval.language_index import hashing
+from pipelines.retrieval.language_index.postings import join_terms
+from pipelines.retrieval.language_index.segments import ROW_COLUMNS
+
+CHUNK_COLUMNS = ("chunk_id", "article_id", "act_id", "heading_path", "text", "status", "content_hash",
+                 "token_count", "chunk_index", "chunk_count")
+SEP = "\x1f"
+_TYPES = {"chunk_id": pa.string(), "article_id": pa.string(), "act_id": pa.string(), "heading_path": pa.string(),
+          "text": pa.string(), "status": pa.string(), "content_hash": pa.string(), "token_count": pa.int32(),
+          "chunk_index": pa.int32(), "chunk_count": pa.int32(), "text_analyzed": pa.large_string()}
+ROW_SCHEMA = pa.schema([(c, _TYPES[c]) for c in ROW_COLUMNS])
+
+
+@dataclass
+class Content:
+    table: pa.Table  # ROW_COLUMNS (``text_analyzed``: the terms joined by single spaces)
+    key: np.ndarray  # uint64
+    chash: np.ndarray  # uint64
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def take(self, idx: Sequence[int] | np.ndarray) -> "Content":
+        idx = np.asarray(idx, dtype=np.int64)
+        return Content(self.table.take(pa.array(idx)), self.key[idx], self.chash[idx])
+
+    @staticmethod
+    def concat(parts: Sequence["Content"]) -> "Content":
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return empty_content()
+        return Content(pa.concat_tables([p.table for p in parts]),
+                       np.concatenate([p.key for p in parts]), np.concatenate([p.chash for p in parts]))
+
+
+def empty_content() -> Content:
+    return Content(ROW_SCHEMA.empty_table(), np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+
+
+def keys_of(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """(carry-over key, content key) hashes of every row."""
+    status = pc.fill_null(table.column("status").cast(pa.string()), "")
+    joined = pc.binary_join_element_wise(table.column("chunk_id").cast(pa.string()),
+                                         table.column("content_hash").cast(pa.string()), status, SEP)
+    return hashing.hash_strings(joined.combine_chunks()), hashing.hash_strings(
+        table.column("content_hash").cast(pa.string()).combine_chunks())
+
+
+def analysed_text(table: pa.Table) -> list[str]:
+    """What the analyser sees of each chunk: ``heading_path + "\\n" + text`` (as today's backend)."""
+    return [f"{h}\n{t}" for h, t in zip(table.column("heading_path").to_pylist(), table.column("text").to_pylist())]
+
+
+def from_chunks(act_id: str, version: str, chunks: pa.Table, analysed: Sequence[Sequence[str]] | None,
+                analyzer) -> Content:
+    """A version's content from its CHUNKS table; ``analysed`` (terms per chunk of
+    heading_path + "\\n" + text) or else the analyser's terms."""
+    where = f"{act_id} {version}"
+    missing = [c for c in CHUNK_COLUMNS if c not in chunks.column_names]
+    if missing:
+        raise ValueError(f"{where}: chunks lack columns {missing} (expected the CHUNKS schema of schemas/arrow.py)")
+    n = chunks.num_rows
+    acts = set(chunks.column("act_id").unique().to_pylist())
+    if acts - {act_id}:
+        raise ValueError(f"{where}: chunks of other acts {sorted(str(a) for a in acts - {act_id})}")
+    if pc.count(chunks.column("chunk_id").unique()).as_py() != n:
+        counts = pc.value_counts(chunks.column("chunk_id"))
+        dup = next(str(c["values"]) for c in counts.to_pylist() if c["counts"] > 1)
+        raise ValueError(f"{where}: chunk_id {dup!r} appears more than once")
+    for c in ("chunk_id", "article_id", "text", "content_hash"):
+        if chunks.column(c).null_count:
+            raise ValueError(f"{where}: column {c} has nulls")
+    if analysed is None:
+        if analyzer is None:
+            raise ValueError(f"{where}: no analysed terms and no analyser to compute them")
+        analysed = analyzer.analyze_many(analysed_text(chunks))
+    elif len(analysed) != n:
+        raise ValueError(f"{where}: {len(analysed)} analysed term lists for {n} chunks")
+    cols = {c: chunks.column(c).cast(_TYPES[c]) for c in CHUNK_COLUMNS}
+    cols["text_analyzed"] = join_terms(analysed)
+    table = pa.table(cols, schema=ROW_SCHEMA)
+    key, chash = keys_of(table)
+    return Content(table, key, chash)

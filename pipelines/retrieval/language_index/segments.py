@@ -1,0 +1,189 @@
+"""Segments: the rows a commit added, with their postings, written once into ``segments/<id>/``.
+
+Immutable files of a segment (n rows):
+
+* ``rows.arrow``      Arrow IPC: chunk_id, article_id, act_id, heading_path, text, status,
+                      content_hash, token_count, chunk_index, chunk_count, text_analyzed
+* ``act.npy``         int32[n]  the act's number (the manifest's ``acts[...]["ord"]``)
+* ``seq_from.npy``    int32[n]  index of the act version where the row's content first appears
+* ``status.npy``      int16[n]  code into the manifest's ``statuses``
+* ``key.npy``         uint64[n] hash of (chunk_id, content_hash, status): the carry-over key
+* ``chash.npy``       uint64[n] hash of content_hash (vectors are keyed by content)
+* ``<field>.len.npy`` and the postings of both fields (``postings.py``)
+
+Per generation that changed them (the manifest names which): ``seq_to.gNNNNNNNN.npy`` (int32[n]:
+index of the version where the row stopped, OPEN while open, DEAD once tombstoned) — copy-on-write,
+so a reader of an older generation keeps its own — ``dead.gNNNNNNNN.npz`` (df that the segment's
+tombstoned rows still hold in its postings, per field) and vector parts ``vec.gNNNNNNNN.npy``
+(float32[m, dim]) + ``vecrows.gNNNNNNNN.npy`` (int32[m] rows), one part per commit that added
+vectors to the segment.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from pipelines.retrieval.language_index import postings as P
+from pipelines.retrieval.language_index.files import load_array, load_table, save_array, save_table
+from pipelines.retrieval.language_index.versions import DEAD
+
+ROW_COLUMNS = ("chunk_id", "article_id", "act_id", "heading_path", "text", "status", "content_hash",
+               "token_count", "chunk_index", "chunk_count", "text_analyzed")
+ARRAYS = {"act": np.int32, "seq_from": np.int32, "status": np.int16, "key": np.uint64, "chash": np.uint64}
+
+
+def gen_file(stem: str, generation: int, ext: str = "npy") -> str:
+    return f"{stem}.g{generation:08d}.{ext}"
+
+
+def segment_files() -> list[str]:
+    names = ["rows.arrow", *(f"{a}.npy" for a in ARRAYS)]
+    for f in P.FIELDS:
+        names.append(f"{f}.len.npy")
+        names.extend(f"{f}.{part}.npy" for part in ("hash", "off", "doc", "tf"))
+    return names
+
+
+def write_segment(folder: Path, rows: pa.Table, arrays: dict[str, np.ndarray], seq_to: np.ndarray,
+                  generation: int) -> dict:
+    """Write a new segment; its manifest entry (``live``/``len`` filled by the caller's stats)."""
+    n = rows.num_rows
+    if any(len(a) != n for a in arrays.values()) or len(seq_to) != n:
+        raise ValueError(f"segment {folder.name}: {n} rows but arrays of other lengths")
+    folder.mkdir(parents=True, exist_ok=False)
+    save_table(folder / "rows.arrow", rows.select(list(ROW_COLUMNS)))
+    for name, dtype in ARRAYS.items():
+        save_array(folder / f"{name}.npy", np.asarray(arrays[name], dtype=dtype))
+    postings, lengths = P.build(rows.column("text_analyzed"))
+    for f in P.FIELDS:
+        save_array(folder / f"{f}.len.npy", lengths[f])
+        postings[f].save(folder, f)
+    seq_name = gen_file("seq_to", generation)
+    save_array(folder / seq_name, np.asarray(seq_to, dtype=np.int32))
+    return {"id": folder.name, "rows": n, "files": segment_files(), "seq_to": seq_name, "dead": None, "vectors": []}
+
+
+class Segment:
+    """Read side of one segment as a manifest entry names it (arrays memory-mapped on first use)."""
+
+    def __init__(self, root: Path, entry: dict):
+        self.entry = entry
+        self.folder = Path(root) / "segments" / entry["id"]
+        self.rows = int(entry["rows"])
+
+    @functools.cached_property
+    def table(self) -> pa.Table:
+        return load_table(self.folder / "rows.arrow")
+
+    def array(self, name: str) -> np.ndarray:
+        return self._arrays[name]
+
+    @functools.cached_property
+    def _arrays(self) -> dict[str, np.ndarray]:
+        out = {name: load_array(self.folder / f"{name}.npy") for name in ARRAYS}
+        for f in P.FIELDS:
+            out[f"{f}.len"] = load_array(self.folder / f"{f}.len.npy")
+        return out
+
+    @functools.cached_property
+    def seq_to(self) -> np.ndarray:
+        return load_array(self.folder / self.entry["seq_to"])
+
+    @functools.cached_property
+    def postings(self) -> dict[str, P.Postings]:
+        return {f: P.Postings.load(self.folder, f) for f in P.FIELDS}
+
+    @functools.cached_property
+    def dead_df(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per field (sorted hashes, df held by tombstoned rows); empty without tombstones."""
+        if not self.entry.get("dead"):
+            return {f: (np.zeros(0, np.uint64), np.zeros(0, np.int64)) for f in P.FIELDS}
+        with np.load(self.folder / self.entry["dead"], allow_pickle=False) as z:
+            return {f: (z[f"{f}_hash"], z[f"{f}_df"]) for f in P.FIELDS}
+
+    def vector_parts(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(rows, vectors) of each vector part, memory-mapped."""
+        return [(load_array(self.folder / p["rows"]), load_array(self.folder / p["vec"]))
+                for p in self.entry.get("vectors", [])]
+
+    def terms_of(self, local_rows: np.ndarray) -> pa.ChunkedArray:
+        """The stored term strings (``text_analyzed``) of rows."""
+        return self.table.column("text_analyzed").take(pa.array(np.asarray(local_rows, np.int64)))
+
+
+def write_dead(folder: Path, generation: int, texts: pa.ChunkedArray) -> str | None:
+    """The dead-row df file of a segment whose tombstoned rows have term strings ``texts``."""
+    if not len(texts):
+        return None
+    arrays = {}
+    postings, _ = P.build(texts)
+    for f in P.FIELDS:
+        arrays[f"{f}_hash"] = postings[f].hash
+        arrays[f"{f}_df"] = postings[f].df().astype(np.int64)
+    name = gen_file("dead", generation, "npz")
+    tmp = folder / f".{name}.tmp.npz"
+    np.savez(tmp, **arrays)
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    tmp.replace(folder / name)
+    return name
+
+
+def write_vectors(folder: Path, generation: int, rows: np.ndarray, vectors: np.ndarray) -> dict:
+    """A vector part: ``vectors[i]`` is row ``rows[i]`` of the segment."""
+    order = np.argsort(rows, kind="stable")
+    vec, rws = gen_file("vec", generation), gen_file("vecrows", generation)
+    save_array(folder / vec, np.asarray(vectors, np.float32)[order])
+    save_array(folder / rws, np.asarray(rows, np.int32)[order])
+    return {"vec": vec, "rows": rws, "n": int(len(rows))}
+
+
+def merge_segments(root: Path, sources: Sequence[Segment], seq_tos: Sequence[np.ndarray], new_id: str,
+                   generation: int) -> tuple[dict, list[np.ndarray]]:
+    """One segment of the live rows of ``sources`` (adjacent, in row order), tombstoned rows
+    dropped; ``seq_tos`` are the sources' current seq_to arrays. Returns the new entry and, per
+    source, its row map (old local row → new local row, −1 dropped)."""
+    folder = Path(root) / "segments" / new_id
+    maps, tables, arrays, seq_parts = [], [], {a: [] for a in ARRAYS}, []
+    vec_rows, vec_vals, dim = [], [], None
+    start = 0
+    for seg, seq_to in zip(sources, seq_tos):
+        keep = np.asarray(seq_to) != DEAD
+        row_map = np.full(seg.rows, -1, dtype=np.int64)
+        idx = np.flatnonzero(keep)
+        row_map[idx] = np.arange(start, start + len(idx))
+        maps.append(row_map)
+        tables.append(seg.table.take(pa.array(idx)))
+        for a in ARRAYS:
+            arrays[a].append(np.asarray(seg.array(a))[idx])
+        seq_parts.append(np.asarray(seq_to)[idx])
+        for rws, vecs in seg.vector_parts():
+            new = row_map[np.asarray(rws, np.int64)]
+            ok = new >= 0
+            vec_rows.append(new[ok])
+            vec_vals.append(np.asarray(vecs)[ok])
+            dim = vecs.shape[1]
+        start += len(idx)
+    folder.mkdir(parents=True, exist_ok=False)
+    table = pa.concat_tables(tables) if tables else pa.table({c: [] for c in ROW_COLUMNS})
+    save_table(folder / "rows.arrow", table.combine_chunks())
+    for a, dtype in ARRAYS.items():
+        save_array(folder / f"{a}.npy", np.concatenate(arrays[a]).astype(dtype) if arrays[a] else np.zeros(0, dtype))
+    for f in P.FIELDS:
+        lens = [np.asarray(seg.array(f"{f}.len"))[m >= 0] for seg, m in zip(sources, maps)]
+        save_array(folder / f"{f}.len.npy", np.concatenate(lens).astype(np.int32))
+        P.merge([(seg.postings[f], m) for seg, m in zip(sources, maps)]).save(folder, f)
+    seq_name = gen_file("seq_to", generation)
+    save_array(folder / seq_name, np.concatenate(seq_parts).astype(np.int32))
+    entry = {"id": new_id, "rows": start, "files": segment_files(), "seq_to": seq_name, "dead": None, "vectors": []}
+    if vec_rows and sum(len(r) for r in vec_rows):
+        entry["vectors"].append(write_vectors(folder, generation, np.concatenate(vec_rows),
+                                              np.concatenate(vec_vals).reshape(-1, dim)))
+    return entry, maps
