@@ -299,3 +299,59 @@ def test_spacy_component() -> None:
     assert citations_of("art. 226 ust. 1 pkt 5 p.z.p.", date="2023-03-01", nlp=nlp)[0].act_id == "pl:pzp2019"
     assert citations_of("art. 89 ust. 1 pkt 2 p.z.p.", date="2011-04-28", nlp=nlp)[0].act_id == "pl:pzp"
     assert nlp("")._.pl_citations == []
+
+
+# -- issue 26: acts named in words and by their usual forms ---------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["art. 148 § 2 k.k.", "art. 148 par. 2 kk", "art. 148 par 2 KK", "art. 148 § 2 k.k",
+                                  "art. 148 paragraf 2 k.k.", "art. 148 § 2 Kodeksu karnego"])
+def test_the_usual_forms_of_a_code_and_par_for_the_paragraph_sign(text: str) -> None:
+    [c] = cites(text)
+    assert (c.act_id, c.article, c.par, c.unit_ids()) == ("pl:kk", "148", ["2"], ["pl:kk:art:148:par:2"])
+
+
+def test_a_spaced_abbreviation_and_following_articles() -> None:
+    assert table("art. 5 k. c. stanowi") == [("pl:kc", "5", "own")]
+    assert table("art. 91 i n. Prawo o notariacie, art. 5 i nast. k.c.") == [("pl:pnot", "91", "own"),
+                                                                            ("pl:kc", "5", "own")]
+
+
+@pytest.mark.parametrize("text, act", [
+    ("art. 27 ustawy o prawach konsumenta", "pl:upk"),
+    ("art. 27 ustawy z dnia 30 maja 2014 r. o prawach konsumenta", "pl:upk"),
+    ("art. 10 ust. 1 RODO", "eu:2016/679"),
+    ("art. 6 ust. 1 lit. a rozporządzenia Parlamentu Europejskiego i Rady (UE) 2016/679", "eu:2016/679"),
+    ("art. 2 Konstytucji", "pl:konstytucja"),
+    ("art. 8 ustawy z dnia 4 marca 1994 roku o Zakładowym Funduszu Świadczeń Socjalnych", "pl:uzfss"),
+    ("art. 5 ustawy z dnia 17.12.1998 r. o emeryturach i rentach z FUS", "pl:uefus"),
+    ("art. 184 ustawy emerytalnej", "pl:uefus"),
+    ("art. 3 ust. 1 ustawy z dnia 24.06.1994 r. o własności lokali", "pl:uwl"),
+])
+def test_acts_named_in_words(text: str, act: str) -> None:
+    [first, *_] = table(text)
+    assert first[0] == act
+
+
+def test_a_printed_date_that_is_not_the_acts_is_another_act() -> None:
+    """The 1982 act on farmers' social insurance begins like the 1990 act's title: its date and address
+    make it the 1982 act, not the 1990 one."""
+    text = ("art. 80 ustawy z dnia 14 grudnia 1982 r. o ubezpieczeniu społecznym rolników indywidualnych i "
+            "członków ich rodzin (Dz. U. Nr 40, poz. 268)")
+    assert table(text)[0][:2] == ("pl:du:1982:268", "80")
+    assert table("art. 16 ustawy z dnia 20 grudnia 1990 r. o ubezpieczeniu społecznym rolników")[0][:2] == ("pl:uusr", "16")
+
+
+def test_an_anaphor_with_a_date_is_the_dated_statute() -> None:
+    text = ("art. 103a ustawy o emeryturach i rentach z FUS, dodanym przez art. 6 pkt 2 cyt. ustawy z 16 grudnia "
+            "2010 r.")
+    assert [(c.act_id, c.article) for c in cites(text)] == [("pl:uefus", "103a"), ("pl:ustawa:2010-12-16", "6")]
+
+
+def test_an_act_named_by_a_title_no_table_knows_is_named_not_guessed() -> None:
+    [c] = cites("art. 5 ustawy o zmianie ustawy o finansach publicznych oraz niektórych innych ustaw, a także")
+    assert (c.act_id, c.act_how, c.act_text) == (None, "unknown_title",
+                                                 "ustawy o zmianie ustawy o finansach publicznych oraz niektórych "
+                                                 "innych ustaw")
+    [c] = cites("art. 5 ustawy, o której mowa")  # a relative clause is no title
+    assert (c.act_id, c.act_how) == (None, None)

@@ -210,3 +210,104 @@ def test_a_german_range_too_long_backwards_or_with_a_missing_end_keeps_its_two_e
     gone = one(de, "§§ 823 bis 9999 BGB")
     assert [(u.unit_id, u.match) for u in gone.units] == [("de:bgb:par:823", M.EXACT), ("de:bgb:par:9999", M.NOT_FOUND)]
     assert gone.match == M.NOT_FOUND  # never stretched to a § that exists
+
+
+# -- issue 26: acts the corpus does not hold, named in words or by their usual forms; ranges ---------------
+
+
+def test_an_act_named_in_words_that_the_corpus_does_not_hold_is_named_not_replaced(kc: CitationResolver):
+    """Before: ambiguous, with art. 27 of the k.c. / k.p.c. / k.p. as candidates."""
+    c = one(kc, "zgodnie z art. 27 ustawy o prawach konsumenta", as_of="2025-12-01")
+    assert (c.text, c.act_id, c.match) == ("art. 27 ustawy o prawach konsumenta", "pl:upk", M.ACT_NOT_HELD)
+    [u] = c.units
+    assert (u.unit_id, u.match, u.candidates, u.text) == ("pl:upk:art:27", M.ACT_NOT_HELD, [], None)
+    assert (c.act.title, c.act.date, c.act.address, c.act.gazette, c.act.held) == (
+        "ustawa o prawach konsumenta", "2014-05-30", "DU/2014/827", "Dz. U. 2014 poz. 827", False)
+    assert "ustawa o prawach konsumenta, Dz. U. 2014 poz. 827" in u.note and "held:" not in u.note
+
+
+def test_an_eu_regulation_by_its_polish_short_form(kc: CitationResolver):
+    """Before: no_act."""
+    c = one(kc, "art. 10 ust. 1 RODO", as_of=NEW)
+    assert (c.act_id, c.match, [u.unit_id for u in c.units]) == ("eu:2016/679", M.ACT_NOT_HELD,
+                                                                 ["eu:2016/679:art:10:ust:1"])
+    assert (c.act.jurisdiction, c.act.address, c.act.citation) == ("eu", "eli/reg/2016/679/oj", "RODO")
+
+
+@pytest.mark.parametrize("text", ["art. 148 par. 2 kk", "art. 148 § 2 k.k", "art. 148 par 2 KK", "art. 148 § 2 k.k."])
+def test_the_usual_forms_of_the_criminal_code(kc: CitationResolver, text: str):
+    """Before: ``art. 148 par. 2 kk`` was ambiguous (``par.`` was not read as §). This home holds the
+    k.c. only, so the k.k. is named and not held."""
+    c = one(kc, text, as_of=NEW)
+    assert (c.act_id, c.match, [u.unit_id for u in c.units]) == ("pl:kk", M.ACT_NOT_HELD, ["pl:kk:art:148:par:2"])
+    assert (c.act.title, c.act.address) == ("Kodeks karny", "DU/1997/553")
+
+
+def test_a_held_act_is_named_too(kc: CitationResolver):
+    c = one(kc, "art. 415 k.c.", as_of=NEW)
+    assert (c.act.id, c.act.held, c.act.title, c.act.citation) == ("pl:kc", True, "Kodeks cywilny", "k.c.")
+
+
+def test_a_polish_range_is_expanded_in_the_acts_own_order(kc: CitationResolver):
+    c = one(kc, "art. 353–356 k.c.", as_of=NEW)
+    assert [u.unit_id for u in c.units] == ["pl:kc:art:353", "pl:kc:art:353^1", "pl:kc:art:354", "pl:kc:art:355",
+                                            "pl:kc:art:356"]
+    assert (c.match, c.range.expanded, c.range.count, c.range.problem) == (M.EXACT, True, 5, None)
+
+
+def test_a_range_too_long_says_so(kc: CitationResolver):
+    """Before: two units, both exact, no note."""
+    c = one(kc, "art. 1–70 k.c.", as_of=NEW)
+    assert [(u.unit_id, u.match) for u in c.units] == [("pl:kc:art:1", M.RANGE_TOO_LONG),
+                                                       ("pl:kc:art:70", M.RANGE_TOO_LONG)]
+    assert c.match == M.RANGE_TOO_LONG and (c.range.expanded, c.range.problem) == (False, "too_long")
+    assert c.range.count > 60 and f"{c.range.count} units" in c.note
+
+
+def test_a_backwards_range_says_so(kc: CitationResolver):
+    """Before: two units, both exact, no note."""
+    c = one(kc, "art. 7–5 k.c.", as_of=NEW)
+    assert [(u.unit_id, u.match) for u in c.units] == [("pl:kc:art:7", M.RANGE_BACKWARDS),
+                                                       ("pl:kc:art:5", M.RANGE_BACKWARDS)]
+    assert (c.match, c.range.problem) == (M.RANGE_BACKWARDS, "backwards") and "backwards" in c.note
+
+
+def test_ranges_of_an_act_not_held_or_of_no_act_are_counted_by_number(kc: CitationResolver):
+    c = one(kc, "art. 5–7 ustawy o prawach konsumenta", as_of=NEW)
+    assert [u.unit_id for u in c.units] == ["pl:upk:art:5", "pl:upk:art:6", "pl:upk:art:7"]
+    back = one(kc, "art. 9–3 ustawy o prawach konsumenta", as_of=NEW)
+    assert (back.match, back.range.problem, len(back.units)) == (M.ACT_NOT_HELD, "backwards", 2)
+    long_ = one(kc, "art. 1–100 Kodeksu karnego", as_of=NEW)
+    assert (long_.range.problem, long_.range.count, len(long_.units)) == ("too_long", 100, 2)
+
+
+def test_an_act_named_by_a_title_no_table_knows(kc: CitationResolver):
+    c = one(kc, "art. 5 ustawy o zmianie ustawy o finansach publicznych, a także", as_of=NEW)
+    assert (c.act_id, c.match, c.units[0].unit_id, c.units[0].candidates) == (None, M.ACT_NOT_HELD, None, [])
+    assert (c.act.id, c.act.title, c.act.known, c.act.held) == (
+        None, "ustawa o zmianie ustawy o finansach publicznych", False, False)
+
+
+def test_the_date_picks_among_acts_sharing_a_short_form(kc: CitationResolver):
+    assert one(kc, "art. 89 ust. 1 pkt 2 p.z.p.", as_of="2015-06-01").act_id == "pl:pzp"
+    assert one(kc, "art. 226 ust. 1 pkt 5 p.z.p.", as_of=NEW).act_id == "pl:pzp2019"
+
+
+def test_a_german_act_not_held_is_named_with_its_bgbl_address(kc: CitationResolver):
+    res = kc.resolve("Die Kündigung ist nach § 1 Abs. 2 KSchG i.V.m. § 626 BGB a.F. unwirksam; §§ 1 bis 3 KSchG.")
+    kschg, bgb, rng = res.citations
+    assert (kschg.act_id, kschg.match, kschg.units[0].unit_id) == ("de:kschg", M.ACT_NOT_HELD, "de:kschg:par:1:abs:2")
+    assert (kschg.act.title, kschg.act.address) == ("Kündigungsschutzgesetz", "BGBl I: 1951, 499")
+    assert (bgb.act_id, bgb.units[0].unit_id) == ("de:bgb", "de:bgb:par:626")
+    assert [u.unit_id for u in rng.units] == ["de:kschg:par:1", "de:kschg:par:2", "de:kschg:par:3"]
+    d = one(kc, "Art. 6 Abs. 1 DSGVO")
+    assert (d.act_id, d.match) == ("eu:2016/679", M.ACT_NOT_HELD)
+
+
+def test_to_dict_carries_act_and_range(kc: CitationResolver):
+    d = kc.resolve("art. 7–5 k.c. oraz art. 27 ustawy o prawach konsumenta", as_of=NEW).to_dict()
+    first, second = d["citations"]
+    assert first["range"] == {"first": "art:7", "last": "art:5", "expanded": False, "count": None,
+                              "problem": "backwards"}
+    assert second["act"]["id"] == "pl:upk" and second["act"]["held"] is False
+    assert d["counts"][M.RANGE_BACKWARDS] == 1 and d["counts"][M.ACT_NOT_HELD] == 1
