@@ -53,6 +53,32 @@ class UnitResolutionOut(_Out):
     note: str | None = Field(description="why, in words")
 
 
+class CitedActOut(_Out):
+    id: str | None = Field(description="the act's id (pl:kc, pl:upk, de:kschg, eu:2016/679, pl:du:1982:268, "
+                           "pl:ustawa:2006-07-22); null for an act named by a title no table knows")
+    jurisdiction: str = Field(description="pl | de | eu")
+    held: bool = Field(description="the corpus holds a version of the act")
+    title: str | None = Field(description="the act as named in a sentence: \"ustawa o prawach konsumenta\", "
+                              "\"Kündigungsschutzgesetz\"; for an act no table knows, as printed")
+    official_title: str | None = Field(description="\"Ustawa z dnia 30 maja 2014 r. o prawach konsumenta\"")
+    date: str | None = Field(description="the date the act bears (YYYY-MM-DD)")
+    citation: str | None = Field(description="its usual short form: k.c., KSchG, RODO")
+    address: str | None = Field(description="Polish ELI DU/2014/827, German Fundstelle BGBl I: 1951, 499, EU ELI")
+    gazette: str | None = Field(description="the address as printed: Dz. U. 2014 poz. 827")
+    known: bool = Field(description="in the act registry or the table of known acts; false: only what the "
+                        "citation printed (an address, a date, an abbreviation)")
+
+
+class CitedRangeOut(_Out):
+    first: str = Field(description="relative id of the range's first unit as cited: art:353")
+    last: str = Field(description="relative id of its last unit: art:356")
+    expanded: bool = Field(description="units lists every unit the range covers")
+    count: int | None = Field(description="units the range covers (the act's own order at the date; for an act "
+                              "not held, by number); null when unknown")
+    problem: str | None = Field(description="null | backwards | too_long (more than 60 units) | end_missing | "
+                                "not_covered | uncountable")
+
+
 class ResolvedCitationOut(_Out):
     start: int = Field(description="character offset in text (text[start:end] is the span)")
     end: int
@@ -65,6 +91,10 @@ class ResolvedCitationOut(_Out):
     printed: str | None = Field(description="the number as printed, when it was read differently (a superscript "
                                             "lost in print: art. 4491 → 449^1)")
     note: str | None
+    act: CitedActOut | None = Field(description="the act named, held or not: title, date, address; null when no act "
+                                    "is named")
+    range: CitedRangeOut | None = Field(description="the citation is a range: its ends, whether its units were "
+                                        "listed, and why not")
 
 
 class ResolutionOut(_Out):

@@ -89,3 +89,25 @@ def test_the_operation_is_documented(client: TestClient):
     op = schema["paths"]["/citations/resolve"]["post"]
     assert "422" in op["responses"] and "200" in op["responses"]
     assert "exact" in schema["components"]["schemas"]["UnitResolutionOut"]["properties"]["match"]["description"]
+
+
+def test_acts_not_held_are_named_and_ranges_say_when_they_are_not_listed(client: TestClient):
+    """Issue 26's repros through the endpoint: the act a citation names comes with its title and
+    address, held or not; a too long or backwards range is marked, not two exact units."""
+    d = post(client, {"text": "zgodnie z art. 27 ustawy o prawach konsumenta, art. 10 ust. 1 RODO, art. 148 par. 2 kk, "
+                              "art. 1–70 k.c. i art. 7–5 k.c.", "as_of": NEW})
+    got = [(c["text"], c["act_id"], c["match"]) for c in d["citations"]]
+    assert got == [("art. 27 ustawy o prawach konsumenta", "pl:upk", "act_not_held"),
+                   ("art. 10 ust. 1 RODO", "eu:2016/679", "act_not_held"),
+                   ("art. 148 par. 2 kk", "pl:kk", "act_not_held"),
+                   ("art. 1–70 k.c.", "pl:kc", "range_too_long"),
+                   ("art. 7–5 k.c.", "pl:kc", "range_backwards")]
+    upk = d["citations"][0]
+    assert upk["units"][0]["candidates"] == [] and upk["range"] is None
+    assert {k: upk["act"][k] for k in ("id", "held", "title", "date", "address", "gazette", "known")} == {
+        "id": "pl:upk", "held": False, "title": "ustawa o prawach konsumenta", "date": "2014-05-30",
+        "address": "DU/2014/827", "gazette": "Dz. U. 2014 poz. 827", "known": True}
+    too_long, backwards = d["citations"][3:]
+    assert too_long["range"]["problem"] == "too_long" and too_long["range"]["count"] > 60
+    assert [u["match"] for u in backwards["units"]] == ["range_backwards", "range_backwards"]
+    assert d["counts"]["range_too_long"] == d["counts"]["range_backwards"] == 1
