@@ -15,9 +15,13 @@ from pipelines.tools.read_tools import compact, day
 from pipelines.tools.services import Services
 
 
+_KEEP = ("held", "expanded")  # flags whose False is the answer (the act is not held; the range is not listed)
+
+
 def _compact_tree(node: Any) -> Any:
     if isinstance(node, dict):
-        return compact({k: _compact_tree(v) for k, v in node.items()})
+        out = compact({k: _compact_tree(v) for k, v in node.items()})
+        return {k: (node[k] if k in _KEEP and k in node else out[k]) for k in node if k in out or k in _KEEP}
     if isinstance(node, list):
         return [_compact_tree(v) for v in node]
     return node
@@ -33,9 +37,11 @@ def resolve_citation(services: Services, args: dict[str, Any]) -> dict[str, Any]
 RESOLVE_CITATION = ToolDefinition(
     name="resolve_citation", title="Resolve statute citations in a text",
     description=("Find the statute citations in a text (e.g. 'art. 415 k.c.', 'art. 5 § 2 pkt 1 k.p.c.', "
-                 "'§ 823 Abs. 1 BGB') and resolve each to unit ids at a date: whether the corpus holds the unit "
-                 "then (match: exact, read_as, not_in_version, partial, ambiguous, not_found, …), its status and its "
-                 "wording in force. Use it to check citations before relying on them."),
+                 "'art. 27 ustawy o prawach konsumenta', '§ 823 Abs. 1 BGB') and resolve each to unit ids at a date: "
+                 "whether the corpus holds the unit then (match: exact, read_as, range_too_long, range_backwards, "
+                 "not_in_version, partial, not_found, not_covered, act_not_held, ambiguous, no_act), its status and "
+                 "its wording in force; 'act' names the act cited (title, date, address, held or not). Use it to "
+                 "check citations before relying on them."),
     input_schema=obj({"text": {"type": "string", "minLength": 1, "maxLength": MAX_CITATION_CHARS,
                                "description": "text with one or more citations, e.g. 'art. 415 k.c.'"},
                       "as_of": AS_OF,
