@@ -207,6 +207,13 @@ class SearchView:
     act_facets: list[FacetLink] = field(default_factory=list)
     status_facets: list[FacetLink] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
+    # how sure the search is (SearchPage): nothing searched (garbage), the corpus probably lacks the answer
+    confidence: float | None = None
+    garbage: object | None = None  # query_garbage.Garbage: nothing was searched
+    out_of_corpus: bool = False
+    outside_named: list[str] = field(default_factory=list)  # acts not held the query names
+    outside_implied: list[str] = field(default_factory=list)  # … that similar questions are answered by
+    held: str = ""  # the acts searched, for "not in the acts lexpipe holds (k.c., k.p.c., …)"
 
 
 def _hit_view(h, params: SearchParams) -> HitView:
@@ -223,6 +230,20 @@ def _hit_view(h, params: SearchParams) -> HitView:
                    href=_case_href(h.article_id) if is_case else unit_href(h.article_id, params.as_of or h.version,
                                                                              params.lang),
                    is_case=is_case)
+
+
+def _assessment(view: SearchView, result, params: SearchParams) -> None:
+    """The page's notices from the search answer: nothing searched, the answer probably outside the
+    held acts (naming the act the query names or implies), and the confidence in the first hit."""
+    from pipelines.retrieval.query_garbage import check
+
+    if "garbage_query" in result.flags:
+        view.garbage = check(params.q)
+    view.confidence = result.confidence
+    view.out_of_corpus = "out_of_corpus" in result.flags
+    view.outside_named = [a["name"] for a in result.outside_acts if a.get("how") == "named"]
+    view.outside_implied = [a["name"] for a in result.outside_acts if a.get("how") == "implied"]
+    view.held = ", ".join(act_name(a) for a in sorted(result.versions) if not a.endswith(":cases"))
 
 
 def _case_href(case_id: str) -> str:
@@ -264,6 +285,7 @@ def search_view(service: SearchService, params: SearchParams, status_label=lambd
         pages = max(pages, -(-len(candidates) // PAGE_SIZE))
     view = SearchView(params, searched=True, total=len(candidates), first=start + 1 if shown else 0,
                       last=start + len(shown), pages=pages, versions=result.versions)
+    _assessment(view, result, params)
     view.hits = [_hit_view(h, params) for h in shown]
     if page > 1:
         view.prev_href = params.link(page=page - 1 if page - 1 > 1 else None)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from dataclasses import dataclass
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 ACRONYM = re.compile(r"^[A-ZĄĆĘŁŃÓŚŹŻÄÖÜ]{2,6}$")
@@ -74,24 +75,41 @@ def mash_like(word: str) -> bool:
     return bool(re.search(r"[^aeiouyąęóäöüéáí\W\d]{5,}", w))
 
 
-def garbage_reason(query: str) -> str | None:
-    """Why ``query`` holds nothing to search for, or None when it should be searched."""
+@dataclass(frozen=True)
+class Garbage:
+    kind: str  # controls | no_words | stop_words | mash (a page words its own message by kind)
+    reason: str  # the sentence the API, CLI and MCP tool give
+    detail: str = ""  # the characters or words concerned
+
+
+def check(query: str) -> Garbage | None:
+    """What is wrong with ``query``, or None when it should be searched."""
     controls = sorted({f"U+{ord(c):04X}" for c in query
                        if unicodedata.category(c) == "Cc" and c not in "\t\n\r"})
     if controls:
-        return f"the query contains control characters ({', '.join(controls)}), which no statute text holds"
+        shown = ", ".join(controls)
+        return Garbage("controls", f"the query contains control characters ({shown}), which no statute text holds",
+                       shown)
     words = WORD.findall(query)
     if not words:
-        return "the query has no words: only symbols, emoji or punctuation"
+        return Garbage("no_words", "the query has no words: only symbols, emoji or punctuation")
     if any(any(ch.isdigit() for ch in w) for w in words):
         return None  # a number: "art. 415", "2024", a file number
     stops = stop_words()
     if all(w.lower() in stops for w in words):
         shown = ", ".join(dict.fromkeys(w.lower() for w in words))
-        return f"the query has only stop words ({shown}): nothing a provision could match"
+        return Garbage("stop_words", f"the query has only stop words ({shown}): nothing a provision could match",
+                       shown)
     content = [w for w in words if w.lower() not in stops]
     if any(ACRONYM.match(w) or known_word(w) for w in content):
         return None
     if all(mash_like(w) for w in content):
-        return "the query looks like random typing: none of its words is a Polish, German or English word"
+        return Garbage("mash", "the query looks like random typing: none of its words is a Polish, German or "
+                               "English word")
     return None
+
+
+def garbage_reason(query: str) -> str | None:
+    """Why ``query`` holds nothing to search for, or None when it should be searched."""
+    found = check(query)
+    return found.reason if found else None

@@ -32,6 +32,12 @@ class SearchPage:
     classification: object | None = None  # query_classifier.Classification for target=both
     quotas: dict[str, int] | None = None  # statute / case hits of the mix
     named_acts: tuple[str, ...] = ()  # acts the query named, to which an unfiltered search was narrowed
+    # how sure the answer is (``lay_search``): calibrated P(the first hit answers), None where no model
+    # applies (another retriever, a case search, a home without a representation store)
+    confidence: float | None = None
+    flags: tuple[str, ...] = ()  # garbage_query | out_of_corpus | names_outside_act
+    reasons: tuple[str, ...] = ()  # one plain sentence per flag, for people
+    outside_acts: tuple[dict, ...] = ()  # acts not held that the query names or implies: {"id", "name", "how"}
 
 
 def parse_date(value: str | dt.date | None, name: str = "as_of") -> dt.date | None:
@@ -89,8 +95,11 @@ class SearchService:
     collection is indexed, else the default language (Polish)."""
 
     def __init__(self, backend, *, backend_for: Callable[[str], object] | None = None, llm_settings=None,
-                 act_backend_for: Callable[[str], object] | None = None):
+                 act_backend_for: Callable[[str], object] | None = None, home=None):
         self.backend = backend  # the default language's (Polish) backend
+        # the home whose representation store the last stage reads (``lay_search``); None: none
+        self.home = home
+        self._lay: dict[str, object] = {}
         self._backend_for = backend_for
         self._backends: dict[str, object] = {DEFAULT_LANGUAGE: backend}
         self.llm_settings = llm_settings
@@ -121,7 +130,7 @@ class SearchService:
         def act_backend_for(act: str):
             return open_backend(settings, act_id=act)
         return cls(open_backend(settings), backend_for=backend_for,
-                   act_backend_for=act_backend_for if settings.elasticsearch_url else None)
+                   act_backend_for=act_backend_for if settings.elasticsearch_url else None, home=settings.home)
 
     def backend_of(self, lang: str):
         if lang not in self._backends:
@@ -174,6 +183,12 @@ class SearchService:
         if target not in TARGETS:
             raise InvalidRequest(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
         request = build_request(query, offset=offset, **kw)
+        from pipelines.retrieval.query_garbage import garbage_reason
+
+        garbage = garbage_reason(request.query)
+        if garbage is not None:  # nothing to search for: no hits, and why (never ten "confident" hits)
+            return SearchPage([], offset, request.k - offset, request.retriever, {}, flags=("garbage_query",),
+                              reasons=(garbage,))
         langs = {a.split(":", 1)[0] for a in request.filters.act_ids}
         if len(langs) > 1:
             raise InvalidRequest(f"acts of one language per search, got {', '.join(sorted(request.filters.act_ids))}")
@@ -203,8 +218,12 @@ class SearchService:
         if lp is not None and lp.detect_named_acts and lp.strip_exam_lead_ins and detect_acts and target == "statutes":
             request = _without_named_lead_in(request)
         classification, quotas = None, None
+        assessment = None
         try:
-            if target == "statutes":
+            lay = self.lay_stage(lang) if target == "statutes" and request.retriever == "hybrid" else None
+            if lay is not None:
+                hits, assessment = lay.search(backend, request, named_held=bool(named))
+            elif target == "statutes":
                 hits = backend.search(request)
             else:
                 from pipelines.retrieval.collection_mix import Collections, mixed_search
@@ -219,8 +238,24 @@ class SearchService:
             raise InvalidRequest(str(exc)) from exc
         page = hits[offset:offset + request.k - offset]
         versions = {h.act_id: h.version for h in hits}
+        extra = {} if assessment is None else {
+            "confidence": assessment.confidence, "flags": assessment.flags, "reasons": assessment.reasons,
+            "outside_acts": assessment.outside_acts}
         return SearchPage(page, offset, request.k - offset, request.retriever, versions,
-                          classification=classification, quotas=quotas, named_acts=named)
+                          classification=classification, quotas=quotas, named_acts=named, **extra)
+
+    def lay_stage(self, lang: str):
+        """The language's last stage (``lay_search``) over this home's representation store, opened
+        once; None without a home, a store or (Polish) the encoder the store was embedded with."""
+        if self.home is None:
+            return None
+        if lang not in self._lay:
+            from pipelines.retrieval import lay_search
+
+            encoder = getattr(self.backend_of(lang), "encoder", None)
+            opener = {"pl": lay_search.open_polish, "de": lay_search.open_german}.get(lang)
+            self._lay[lang] = opener(self.home, getattr(encoder, "id", None)) if opener else None
+        return self._lay[lang]
 
 
 def no_case_law(lang: str) -> str:

@@ -53,6 +53,13 @@ def search(services: Services, args: dict[str, Any]) -> dict[str, Any]:
         out["narrowed_to"] = list(page.named_acts)
     if page.classification is not None:
         out["mix"] = {"label": page.classification.label, **(page.quotas or {})}
+    if page.confidence is not None:
+        out["confidence"] = round(page.confidence, 3)
+    if page.flags:
+        out["flags"] = list(page.flags)
+        out["reasons"] = list(page.reasons)
+    if page.outside_acts:
+        out["outside_acts"] = [dict(a) for a in page.outside_acts]
     return out
 
 
@@ -62,7 +69,11 @@ SEARCH = ToolDefinition(
                  "optionally court decisions. Returns ranked hits with the article id (read it in full with "
                  "get_unit), act, version, status, heading path and a snippet. A short query in the words the "
                  "statute itself uses works best; if the right provision is missing, search again with other "
-                 "words. A query naming an act ('art. 415 k.c.', 'nach dem BGB') is narrowed to that act."),
+                 "words. A query naming an act ('art. 415 k.c.', 'nach dem BGB') is narrowed to that act. "
+                 "'confidence' is the calibrated probability that the first hit answers the query; 'flags' say "
+                 "when there was nothing to search for (garbage_query: no hits) or when the held acts probably "
+                 "do not answer it (out_of_corpus), with 'reasons' and, where the query names or implies one, "
+                 "the act lexpipe does not hold ('outside_acts')."),
     input_schema=obj({
         "query": QUERY, "k": K, "acts": ACTS, "as_of": AS_OF,
         "version": date("search exactly this held version, YYYY-MM-DD"),

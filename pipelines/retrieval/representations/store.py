@@ -34,6 +34,7 @@ def store_dir(home: Path, lang: str) -> Path:
 
 
 def schema(dim: int) -> pa.Schema:
+    """Columns of the store; ``dim`` 0: a store without vectors (searched by BM25 only)."""
     return pa.schema([
         pa.field("rep_id", pa.string(), nullable=False),
         pa.field("kind", pa.string(), nullable=False),
@@ -42,25 +43,28 @@ def schema(dim: int) -> pa.Schema:
         pa.field("year", pa.int32()),
         pa.field("text", pa.string(), nullable=False),
         pa.field("tokens", pa.string(), nullable=False),  # analysed tokens, space-joined
-        pa.field("vector", pa.list_(pa.float32(), dim), nullable=False),
+        *([pa.field("vector", pa.list_(pa.float32(), dim), nullable=False)] if dim else []),
     ])
 
 
-def write_store(home: Path, lang: str, rows: Sequence[dict], vectors: np.ndarray, manifest: dict) -> Path:
-    """Write the store atomically: a staging directory, then one rename over ``current``."""
-    if len(rows) != len(vectors):
+def write_store(home: Path, lang: str, rows: Sequence[dict], vectors: np.ndarray | None, manifest: dict) -> Path:
+    """Write the store atomically: a staging directory, then one rename over ``current``
+    (``vectors`` None: a BM25-only store)."""
+    if vectors is not None and len(rows) != len(vectors):
         raise ValueError(f"{len(rows)} representations but {len(vectors)} vectors")
     root = store_dir(home, lang)
     root.mkdir(parents=True, exist_ok=True)
     stage = root / f".staging-{os.getpid()}-{time.time_ns()}"
     stage.mkdir()
     try:
-        dim = int(vectors.shape[1]) if len(vectors) else int(manifest.get("dim", 384))
+        dim = 0 if vectors is None else int(vectors.shape[1]) if len(vectors) else int(manifest.get("dim", 384))
         cols = {name: [r.get(name) for r in rows] for name in ("rep_id", "kind", "article_id", "act_id", "year",
                                                                  "text", "tokens")}
-        flat = pa.array(np.asarray(vectors, dtype=np.float32).ravel(), type=pa.float32())
-        table = pa.table({**{k: pa.array(v, type=schema(dim).field(k).type) for k, v in cols.items()},
-                          "vector": pa.FixedSizeListArray.from_arrays(flat, dim)}, schema=schema(dim))
+        arrays = {k: pa.array(v, type=schema(dim).field(k).type) for k, v in cols.items()}
+        if dim:
+            flat = pa.array(np.asarray(vectors, dtype=np.float32).ravel(), type=pa.float32())
+            arrays["vector"] = pa.FixedSizeListArray.from_arrays(flat, dim)
+        table = pa.table(arrays, schema=schema(dim))
         pq.write_table(table, stage / FILE)
         (stage / MANIFEST).write_text(json.dumps({**manifest, "rows": len(rows), "dim": dim}, indent=1,
                                                  ensure_ascii=False) + "\n", encoding="utf-8")
@@ -91,7 +95,7 @@ class RepresentationIndex:
     years: np.ndarray
     texts: list[str]
     tokens: list[str]
-    vectors: np.ndarray  # unit rows, float32
+    vectors: np.ndarray | None  # unit rows, float32; None in a BM25-only store
     manifest: dict = field(default_factory=dict)
     _bm25: MemoryBM25 | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -101,9 +105,11 @@ class RepresentationIndex:
         path = Path(path)
         t = pq.read_table(path / FILE)
         n = t.num_rows
-        vecs = t["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(n, -1).astype(np.float32)
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        vecs = vecs / np.where(norms == 0, 1.0, norms)
+        vecs = None
+        if "vector" in t.column_names:
+            vecs = t["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(n, -1).astype(np.float32)
+            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+            vecs = vecs / np.where(norms == 0, 1.0, norms)
         manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8")) if (path / MANIFEST).exists() else {}
         return cls(t["rep_id"].to_pylist(), np.asarray(t["kind"].to_pylist(), dtype=object),
                    np.asarray(t["article_id"].to_pylist(), dtype=object), np.asarray(t["act_id"].to_pylist(), dtype=object),
@@ -141,6 +147,8 @@ class RepresentationIndex:
         return m
 
     def dense_scores(self, query_vector: np.ndarray) -> np.ndarray:
+        if self.vectors is None:
+            raise ValueError("this representation store holds no vectors")
         q = np.asarray(query_vector, dtype=np.float32)
         q = q / (np.linalg.norm(q) or 1.0)
         return np.einsum("ij,j->i", self.vectors, q)  # no BLAS thread pool (see table_context.exact_dense)
