@@ -6,10 +6,10 @@ like the ``published`` asset it follows, because that is the unit a notification
 * ``notifications/pl/<slug>`` — partitioned by ``pl_<slug>_versions`` (one partition per version,
   as ``pl/<slug>/published``): the events of that version's publication (vs the previous one),
   written to the outbox and delivered.
-* ``notifications/de/statutes`` — partitioned by act, as ``de/statutes/published`` (one partition
-  per German act, whose run publishes every text state): the events of every published version of
-  the act; each subscription hears only of publications made after it was created, and events
-  already in the outbox are not built again, so re-materializing is cheap and sends nothing twice.
+* ``notifications/de/statutes`` — partitioned by gesetze changeset, as ``de/statutes/published``:
+  the events of every act version the changeset published; each subscription hears only of
+  publications made after it was created, and events already in the outbox are not built again,
+  so re-materializing is cheap and sends nothing twice.
 
 Why not one asset over every ``published``: partitions of different acts are different
 partition sets (dynamic per Polish act, static for German acts); an unpartitioned asset would have
@@ -26,8 +26,10 @@ What runs them:
 * ``subscription_notify`` — an automation-condition sensor over these assets (off until turned on,
   like ``source_watch``): a partition of ``published`` (or the index) updated → its notifications.
 * ``<act key>_notify`` / ``de_statutes_notify`` — jobs to run or backfill them by hand.
-* ``webhook_outbox`` (sensor, off until turned on) → ``webhook_deliver`` (job): every minute, when a
-  retry has fallen due or a crashed run left an event behind, a run that delivers the outbox.
+* ``webhook_outbox`` (sensor, on by default) → ``webhook_deliver`` (job): every minute, when a retry
+  has fallen due or a crashed run left an event behind (its sender's lease expired), a run that
+  delivers the outbox. On by default because nothing else comes back for those events in a Dagster
+  deployment (elsewhere ``lexpipe notify`` does); a tick with nothing due costs one SQLite count.
 
 Metadata per materialization: events (of this publication), new events, delivered, failed (to be
 retried), dead-lettered, deferred (saved queries not runnable yet), delivery attempts, seconds.
@@ -95,17 +97,36 @@ def polish_notifications(fam: pl_statutes.PolishActAssets) -> dg.AssetsDefinitio
 
 
 @dg.asset(key=["notifications", "de", "statutes"],
-          deps=[de_statutes.german_statute_versions, de_statutes.german_statute_index],
-          partitions_def=de_statutes.acts, group_name=GROUP, kinds={"webhook"}, automation_condition=NOTIFY_WHEN,
-          description="Webhook events of every published text state of the German act, for subscriptions made "
-                      "before each publication; events already in the outbox are not built again.")
+          deps=[de_statutes.german_published, de_statutes.german_search_index],
+          partitions_def=de_statutes.changesets, group_name=GROUP, kinds={"webhook"}, automation_condition=NOTIFY_WHEN,
+          description="Webhook events of every act version the gesetze changeset published, for subscriptions made "
+                      "before the publication; an editorial-only version (a converter fix) raises no change event. "
+                      "Events already in the outbox are not built again.")
 def german_notifications(context: dg.AssetExecutionContext, storage: CorpusStorage,
                          search_config: SearchConfig) -> dg.MaterializeResult:
-    from pipelines.subscriptions.events import notify_act
+    from pipelines.statutes.changeset_record import published_versions
+    from pipelines.subscriptions.events import notify
 
-    report = notify_act(storage.layout, de_statutes.ACTS[context.partition_key], runner=_runner(storage, search_config))
-    _log(context, report)
-    return _result(report)
+    runner = _runner(storage, search_config)
+    reports = [notify(storage.layout, act_id, version, runner=runner)
+               for act_id, version in published_versions(storage.layout, "de", context.partition_key)]
+    total = _merge_reports(reports, context.partition_key)
+    _log(context, total)
+    return _result(total)
+
+
+def _merge_reports(reports: list, label: str):
+    """One report over the notifications of many act versions (a changeset's)."""
+    from pipelines.subscriptions.events import NotifyReport
+
+    return NotifyReport(act_id=f"{label} ({len(reports)} act versions)",
+                        versions=[v for r in reports for v in r.versions][:20],
+                        subscriptions=max((r.subscriptions for r in reports), default=0),
+                        event_ids=[e for r in reports for e in r.event_ids], new=sum(r.new for r in reports),
+                        delivered=sum(r.delivered for r in reports), pending=sum(r.pending for r in reports),
+                        dead_lettered=sum(r.dead_lettered for r in reports),
+                        cancelled=sum(r.cancelled for r in reports), deferred=[d for r in reports for d in r.deferred],
+                        attempts=sum(r.attempts for r in reports), seconds=sum(r.seconds for r in reports))
 
 
 POLISH: dict[str, dg.AssetsDefinition] = {act_id: polish_notifications(fam) for act_id, fam in pl_statutes.ACTS.items()}
@@ -117,8 +138,8 @@ NOTIFY_JOBS = [
                           description=f"Webhook events of one {act_id} version's publication, delivered.")
       for act_id, fam in pl_statutes.ACTS.items()),
     dg.define_asset_job("de_statutes_notify", selection=dg.AssetSelection.assets(german_notifications),
-                        partitions_def=de_statutes.acts,
-                        description="Webhook events of a German act's publications, delivered."),
+                        partitions_def=de_statutes.changesets,
+                        description="Webhook events of a gesetze changeset's publications, delivered."),
 ]
 
 with warnings.catch_warnings():  # Dagster 1.13 passes its beta `owners` parameter on internally
@@ -144,9 +165,9 @@ def webhook_deliver() -> None:
     deliver_outbox()
 
 
-@dg.sensor(job_name="webhook_deliver", minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.STOPPED,
+@dg.sensor(job_name="webhook_deliver", minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING,
            description="Starts webhook_deliver when a webhook retry has fallen due (or a crashed run left an "
-                       "event undelivered) and no delivery run is going on.")
+                       "event undelivered: its lease expired) and no delivery run is going on.")
 def webhook_outbox(context: dg.SensorEvaluationContext, storage: CorpusStorage):
     from pipelines.subscriptions.delivery import pending_due
 

@@ -305,13 +305,21 @@ def cmd_search(args: argparse.Namespace) -> int:
         mix = None if page.classification is None else {"label": page.classification.label,
                                                          "method": page.classification.method, **page.quotas}
         print(json.dumps({"query": args.query, "retriever": page.retriever, "versions": page.versions, "mix": mix,
+                          "confidence": page.confidence, "flags": list(page.flags), "reasons": list(page.reasons),
+                          "outside_acts": list(page.outside_acts),
                           "hits": [{"rank": h.rank, "article_id": h.article_id, "chunk_id": h.chunk_id,
                                     "version": h.version, "score": h.score, "heading_path": h.heading_path,
                                     "status": h.status, "snippet": h.text[:400], "sources": h.sources}
                                    for h in page.hits]}, ensure_ascii=False, indent=2))
         return 0
     console = _console()
-    console.print(f"[bold]{page.retriever}[/] over {', '.join(f'{a} {v}' for a, v in page.versions.items())}")
+    if "garbage_query" in page.flags:
+        console.print(f"[bold yellow]no search:[/] {'; '.join(page.reasons)}")
+        return 0
+    console.print(f"[bold]{page.retriever}[/] over {', '.join(f'{a} {v}' for a, v in page.versions.items())}"
+                  + (f"; confidence {page.confidence:.0%} that the first hit answers" if page.confidence is not None else ""))
+    for reason in page.reasons:
+        console.print(f"[bold yellow]note:[/] {reason}")
     if page.classification is not None:
         c = page.classification
         console.print(f"query classified [bold]{c.label}[/] ({c.method}; {', '.join(c.evidence) or 'no cue'}): "
@@ -408,6 +416,43 @@ def cmd_api_key(args: argparse.Namespace) -> int:
     print("Give the key to the client (Authorization: Bearer <key>); add the sha256 to LEXPIPE_API_KEY_HASHES.",
           file=sys.stderr)
     return 0
+
+
+def cmd_notify(args: argparse.Namespace) -> int:
+    """The webhook delivery worker (docs/subscriptions.md#the-delivery-worker): events of publications
+    the outbox lacks, then whatever is due — retries, and events a killed process left behind once
+    their lease expired; every LEXPIPE_WEBHOOK_WORKER_INTERVAL_S until SIGTERM/SIGINT, or once."""
+    import logging
+    import signal
+    import threading
+
+    from core.layout import Layout
+    from pipelines.subscriptions.worker import Worker
+
+    settings = _settings(args)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    runner = None
+    if not args.no_search:  # saved queries search the configured backend, opened when first needed
+        from pipelines.retrieval.index_build import open_backend
+        from pipelines.subscriptions.matching import backend_runner
+
+        runner = backend_runner(lambda act: open_backend(settings, act_id=act))
+    worker = Worker(Layout(settings.home.resolve()), settings=settings, runner=runner)
+    try:
+        if args.once:
+            report = worker.tick(budget_s=settings.webhook_run_budget_s)
+            print(f"lexpipe notify: {report.line()}", flush=True)
+            return 0
+        stop = threading.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        interval = args.interval if args.interval is not None else settings.webhook_worker_interval_s
+        print(f"lexpipe notify: delivering the outbox of {settings.home} every {interval:g} s "
+              f"(SIGTERM or Ctrl-C stops)", flush=True)
+        worker.run(stop, interval_s=interval, on_tick=lambda r: print(f"lexpipe notify: {r.line()}", flush=True))
+        return 0
+    finally:
+        worker.close()
 
 
 def cmd_prefect(args: argparse.Namespace) -> int:
@@ -583,6 +628,15 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("api-key", help="print a new API key for the HTTP API's writes and its sha256 digest "
                                        "(for LEXPIPE_API_KEY_HASHES)")
     p.set_defaults(func=cmd_api_key)
+    p = sub.add_parser("notify", help="the webhook delivery worker: events of publications not yet in the outbox, "
+                                      "retries, events a killed process left behind (docs/subscriptions.md)")
+    p.add_argument("--once", action="store_true", help="one catch-up and one delivery run, then exit")
+    p.add_argument("--interval", type=float, default=None,
+                   help="seconds between two ticks (default LEXPIPE_WEBHOOK_WORKER_INTERVAL_S)")
+    p.add_argument("--no-search", action="store_true", help="do not open a search backend: saved-query events "
+                                                            "wait for a run that has one")
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.set_defaults(func=cmd_notify)
     p = sub.add_parser("prefect", help="the corpus refresh, benchmark, answer or Polish case-law job as a "
                                        "Prefect flow (local ephemeral server, offline)")
     p.add_argument("flow", choices=["refresh", "benchmark", "answers", "pl-cases"])

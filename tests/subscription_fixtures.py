@@ -21,12 +21,13 @@ SECRET = "test-secret-0123456789abcdef"
 
 
 def webhook_settings(home: Path, **over):
-    """Short timeouts and a small attempt budget; backoffs are slept on a fake clock."""
+    """Short timeouts and a small attempt budget; backoffs are slept on a fake clock. The receivers
+    listen on 127.0.0.1, which the delivery's address guard refuses unless allowed."""
     from core.settings import Settings
 
     return Settings(**{"home": home, "webhook_timeout_s": 0.5, "webhook_max_attempts": 4,
                        "webhook_backoff_base_s": 1.0, "webhook_backoff_max_s": 8.0, "webhook_run_budget_s": 3600.0,
-                       **over})
+                       "api_webhook_allow_networks": "127.0.0.1", **over})
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     answer: Answer
+    at: float = field(default_factory=time.monotonic)  # when it arrived (monotonic seconds)
 
     @property
     def event_id(self) -> str:

@@ -7,38 +7,33 @@ feed: ``/changes``, ``/changes.atom``, ``/changes/{act}/{v}``), subscriptions (w
 ``include_router`` line below.
 
 Hardening (:mod:`lexpipe.api.security`, ``LEXPIPE_API_*`` settings): API keys for writes, rate limits per
-client IP and per key (429 + Retry-After), a body size limit (413), CORS only for configured origins.
+valid key, per client IP, and for failed authentication apart (429 + Retry-After), a body size limit
+(413), CORS only for configured origins.
 
-Errors: a read the corpus cannot answer is 404 (unknown act, version, unit, table) or 422 (malformed
-or uncovered date, a version pair that cannot be compared) with ``{"detail": message}``; invalid
-parameters 422 (``{"error": "invalid request", "detail": [...]}``); anything unexpected is logged and
-answered 500 without internals.
+Contract: parameters are typed once (:mod:`lexpipe.api.params`: ``format: date``, id and act patterns)
+and every refusal has one shape and one status per kind of fault (:mod:`lexpipe.api.errors`:
+``{"status", "field", "message", "detail"}``; 404 for what is not there, 422 for malformed input, …);
+anything unexpected is logged and answered 500 without internals.
 """
 
 from __future__ import annotations
 
-import logging
-
 from typing import Callable
 
-from fastapi import FastAPI, Request
-from fastapi.encoders import jsonable_encoder
-from fastapi.exceptions import RequestValidationError
+import httpx
+from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from core.layout import Layout
 from core.settings import Settings, get_settings
-from lexpipe.api import acts, changes, citations, export, search, subscriptions, units
+from lexpipe.api import acts, changes, citations, errors, export, search, subscriptions, units
 from lexpipe.api.models import RATE_LIMITED
 from lexpipe.api.security import HardeningMiddleware, Security
 from lexpipe.web.router import STATIC_DIR
 from lexpipe.web.router import router as pages
-from pipelines.reads import InvalidRead, NotFound, ReadError, ReadService
+from pipelines.reads import ReadService
 from pipelines.retrieval.service import SearchService
-
-log = logging.getLogger("lexpipe.api")
 
 DESCRIPTION = """Search, point-in-time reads and bulk export of the lexpipe corpus.
 
@@ -50,29 +45,38 @@ DESCRIPTION = """Search, point-in-time reads and bulk export of the lexpipe corp
   their wording at the date and how exactly each matched (exact, partial, not_found, ambiguous, …).
 * `/acts/{act}/versions/{v}/download?format=parquet|jsonl&table=…`: a published table (ETag, byte ranges).
 * `/changes?since=&act=&limit=`, `/changes.atom`, `/changes/{act}/{version}`: the change feed (JSON, Atom).
-* `/subscriptions`, `/events/{event_id}`: webhook subscriptions, their dead letters and delivery log. These
-  need an API key (`Authorization: Bearer <key>` or `X-API-Key`); a key sees only its own subscriptions.
+* `/subscriptions`, `/events/{event_id}`: webhook subscriptions, a signed test event, their dead letters and
+  delivery log. These need an API key (`Authorization: Bearer <key>` or `X-API-Key`); a key sees only its
+  own subscriptions.
 
-Every client is rate-limited (429 with `Retry-After`); request bodies are limited in size (413).
+Every refusal is `{"status", "field", "message", "detail"}`: 404 for anything named that is not there (an
+unknown act, anywhere), 422 for malformed input (a date that is no real YYYY-MM-DD day, an id off its
+pattern). Every client is rate-limited (429 with `Retry-After`); request bodies are limited in size (413).
 """
 
 
 def create_app(service: SearchService | None = None, *, reads: ReadService | None = None,
                layout: Layout | None = None, settings: Settings | None = None,
                clock: Callable[[], float] | None = None,
-               resolve: Callable[[str], list[str]] | None = None) -> FastAPI:
+               resolve: Callable[[str], list[str]] | None = None,
+               webhook_client: httpx.Client | None = None) -> FastAPI:
     """The app over ``service`` (search), ``reads`` (the corpus) and ``layout`` (the change feed and
     subscriptions; default: the reads' home); each, when not given, is opened from the settings on
-    first use. ``settings``: the ``LEXPIPE_API_*`` hardening (default: the environment); ``clock``
-    (monotonic seconds) drives the rate limits and ``resolve`` (host → addresses) the webhook URL
-    guard — tests inject both."""
+    first use. ``settings``: the ``LEXPIPE_API_*`` hardening and ``LEXPIPE_WEBHOOK_*`` delivery
+    (default: the environment); ``clock`` (monotonic seconds) drives the rate limits, ``resolve``
+    (host → addresses) the webhook address guard at subscription and at delivery, ``webhook_client``
+    the HTTP client redeliveries and test events are posted with (default: the guarded one) — tests
+    inject them."""
     settings = settings or get_settings()
     app = FastAPI(title="lexpipe", version="1", description=DESCRIPTION)
     app.state.search = service
     app.state.reads = reads
     app.state.layout = layout
+    app.state.settings = settings
+    app.state.resolve = resolve
+    app.state.webhook_client = webhook_client
     app.state.security = Security.from_settings(settings, clock=clock, resolve=resolve)
-    _error_handlers(app)
+    errors.install(app)
     for module in (search, acts, units, export, changes, subscriptions, citations):
         app.include_router(module.router, responses=RATE_LIMITED)
     # the HTML pages (/ → /ui/search, /ui/units/{id}; lexpipe.web), hidden from the OpenAPI schema
@@ -85,20 +89,3 @@ def create_app(service: SearchService | None = None, *, reads: ReadService | Non
                            allow_headers=["Authorization", "X-API-Key", "Content-Type"],
                            expose_headers=["Retry-After", "Link", "ETag", "Content-Range"], max_age=600)
     return app
-
-
-def _error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"error": "invalid request",
-                                                                   "detail": jsonable_encoder(exc.errors())})
-
-    @app.exception_handler(ReadError)
-    async def _unreadable(_: Request, exc: ReadError) -> JSONResponse:
-        status = 404 if isinstance(exc, NotFound) else 422 if isinstance(exc, InvalidRead) else 400
-        return JSONResponse(status_code=status, content={"detail": str(exc)})
-
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unexpected error answering %s %s", request.method, request.url.path)
-        return JSONResponse(status_code=500, content={"detail": "internal error (logged)"})

@@ -1,23 +1,26 @@
 """The change feed over HTTP (:mod:`pipelines.subscriptions.feed`): ``GET /changes`` (JSON, paged by
 an opaque cursor), ``GET /changes.atom`` (Atom 1.0) and ``GET /changes/{act}/{version}`` (one
-publication). Open to every client (reads); a bad ``since``/``act``/``limit`` or an altered cursor is
-400, an unpublished version 404."""
+publication). Open to every client (reads); a malformed ``since``/``act``/``limit``/version is 422, an
+unknown act, an unpublished version or a cursor the feed did not issue 404."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from lexpipe.api.deps import get_layout
-from lexpipe.api.models import ErrorOut
+from lexpipe.api.errors import ApiError
+from lexpipe.api.models import NOT_FOUND, UNPROCESSABLE
+from lexpipe.api.params import ActPath, ActQuery, Since, VersionPath
 from pipelines.subscriptions import feed
 
 router = APIRouter(tags=["changes"])
 
-BAD_REQUEST = {400: {"model": ErrorOut, "description": "a malformed since, act or limit, or an altered cursor"}}
-SINCE = Query(None, max_length=400, description="an ISO 8601 timestamp (publications at or after it) or a cursor "
-                                                "the feed returned (entries strictly after it)")
-ACT = Query(None, max_length=64, description="only this act, e.g. pl:kc")
+ERRORS = {404: {**NOT_FOUND[404], "description": "an unknown act, or a cursor the feed did not issue (altered "
+                                                 "or truncated)"}, **UNPROCESSABLE}
+ACT = Annotated[ActQuery, Query(description="only this act, e.g. pl:kc")]
 LIMIT = Query(50, ge=1, le=feed.MAX_LIMIT, description="entries per page")
 
 
@@ -50,13 +53,14 @@ class ChangePageOut(BaseModel):
     next: str | None = Field(description="the URL of the next page (since=next_cursor); null when there is no cursor")
 
 
-def _feed_error(exc: feed.FeedError) -> HTTPException:
-    status = 404 if isinstance(exc, feed.PublicationNotFound) else 400
-    return HTTPException(status_code=status, detail=str(exc))
+def _feed_error(exc: feed.FeedError) -> ApiError:
+    """404 for what is not there (an act, a publication, the position a forged cursor names), 422 for
+    a malformed parameter."""
+    return ApiError(404 if isinstance(exc, LookupError) else 422, str(exc), exc.field)
 
 
-@router.get("/changes", response_model=ChangePageOut, responses=BAD_REQUEST)
-def changes(request: Request, response: Response, since: str | None = SINCE, act: str | None = ACT,
+@router.get("/changes", response_model=ChangePageOut, responses=ERRORS)
+def changes(request: Request, response: Response, since: Since = None, act: ACT = None,
             limit: int = LIMIT, layout=Depends(get_layout)) -> ChangePageOut:
     """Publications in publication order (oldest first), one entry per (act, version) with the changed
     articles and their word diffs. Continue with ``since=<next_cursor>`` (the ``next`` URL; also a
@@ -76,8 +80,8 @@ def changes(request: Request, response: Response, since: str | None = SINCE, act
 
 @router.get("/changes.atom", response_class=Response, responses={
     200: {"content": {"application/atom+xml": {"schema": {"type": "string"}}},
-          "description": "an Atom 1.0 feed, newest entry first"}, **BAD_REQUEST})
-def changes_atom(request: Request, since: str | None = SINCE, act: str | None = ACT, limit: int = LIMIT,
+          "description": "an Atom 1.0 feed, newest entry first"}, **ERRORS})
+def changes_atom(request: Request, since: Since = None, act: ACT = None, limit: int = LIMIT,
                  layout=Depends(get_layout)) -> Response:
     """The feed as Atom: without ``since`` the latest ``limit`` publications (what a feed reader polls);
     with it the page after it and a ``rel="next"`` link while more follow."""
@@ -89,10 +93,8 @@ def changes_atom(request: Request, since: str | None = SINCE, act: str | None = 
 
 
 @router.get("/changes/{act}/{version}", response_model=ChangeEntryOut, responses={
-    404: {"model": ErrorOut, "description": "the act has no such published version"}, **BAD_REQUEST})
-def publication(act: str = Path(max_length=64, description="e.g. pl:kc"),
-                version: str = Path(max_length=40, description="e.g. 2025-11-13"),
-                layout=Depends(get_layout)) -> ChangeEntryOut:
+    404: {**NOT_FOUND[404], "description": "an unknown act, or no such published version of it"}, **UNPROCESSABLE})
+def publication(act: ActPath, version: VersionPath, layout=Depends(get_layout)) -> ChangeEntryOut:
     """The feed entry of one publication."""
     try:
         return ChangeEntryOut(**feed.publication_entry(layout, act, version).to_dict())

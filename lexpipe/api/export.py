@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response, StreamingResponse
 
+from lexpipe.api import errors
 from lexpipe.api.deps import get_reads
 from lexpipe.api.models import NOT_FOUND, UNPROCESSABLE, ErrorOut
+from lexpipe.api.params import ActPath, VersionPath
 from pipelines.reads import BadRange, ReadService
 from pipelines.reads.export import FORMATS, parse_range
 
@@ -33,7 +35,7 @@ def etag_matches(header: str, etag: str) -> bool:
                        304: {"description": "If-None-Match matched the ETag"},
                        416: {"model": ErrorOut, "description": "a malformed, multiple or unsatisfiable range"},
                        **NOT_FOUND, **UNPROCESSABLE})
-def download(request: Request, act: str = Path(max_length=64), version: str = Path(max_length=40),
+def download(request: Request, act: ActPath, version: VersionPath,
              format: Literal["parquet", "jsonl"] = Query("parquet", description="parquet | jsonl"),
              table: Literal["articles", "nodes", "chunks", "acts", "diff"] = Query(
                  "articles", description="diff: the version's diff table against the previous held version"),
@@ -53,8 +55,8 @@ def download(request: Request, act: str = Path(max_length=64), version: str = Pa
         try:
             span = parse_range(rng, size)
         except BadRange as exc:
-            return JSONResponse(status_code=416, content={"detail": str(exc)},
-                                headers={"Content-Range": f"bytes */{exc.size}", "ETag": ex.etag})
+            return errors.response(416, str(exc), "Range",
+                                   {"Content-Range": f"bytes */{exc.size}", "ETag": ex.etag})
         if span is not None:
             first, last = span
             return StreamingResponse(ex.slice(first, last), status_code=206, media_type=ex.media_type,

@@ -14,15 +14,16 @@ class _Out(BaseModel):
 
 
 class ErrorOut(BaseModel):
-    detail: str = Field(description="what was wrong with the request, and what there is instead")
+    """Every refusal of every endpoint (:mod:`lexpipe.api.errors`)."""
+
+    status: int = Field(description="the HTTP status again")
+    field: str | None = Field(description="the request field at fault (as_of, act, unit_id, body, url, …); null "
+                                          "when no one field is")
+    message: str = Field(description="what was wrong with the request, and what there is instead")
+    detail: str = Field(description="the message again, for clients written against FastAPI's {\"detail\": …}")
 
 
-class InvalidOut(BaseModel):
-    """A 422: a request the read layer cannot answer (``detail``: the message), or parameters that fail
-    validation (``error: "invalid request"``, ``detail``: one item per problem)."""
-
-    detail: str | list[dict] = Field(description="the message, or the validation problems (loc, msg, type)")
-    error: str | None = Field(None, description="\"invalid request\" for parameters that fail validation")
+InvalidOut = ErrorOut  # one shape: a 422 is no different
 
 
 class ActOut(_Out):
@@ -167,9 +168,11 @@ class DiffOut(_Out):
     editorial: list[DiffEntryOut] = Field(description="printed differently, not amended")
 
 
-NOT_FOUND = {404: {"model": ErrorOut, "description": "unknown act, version or unit"}}
-UNPROCESSABLE = {422: {"model": InvalidOut, "description": "malformed date, date before the oldest held version, "
-                                                         "or a version pair that cannot be compared"}}
+NOT_FOUND = {404: {"model": ErrorOut, "description": "unknown act, version or unit, or a date before the oldest "
+                                                      "held version"}}
+UNPROCESSABLE = {422: {"model": ErrorOut, "description": "malformed input: a date that is no real YYYY-MM-DD day, "
+                                                         "an id off its pattern, a body that is not JSON, or a "
+                                                         "version pair that cannot be compared"}}
 TOO_LARGE = {413: {"model": ErrorOut, "description": "the request body is larger than LEXPIPE_API_MAX_BODY_BYTES"}}
 RATE_LIMITED = {429: {"model": ErrorOut, "description": "too many requests from this client IP or API key; retry "
                                                         "after the Retry-After header's seconds",

@@ -5,40 +5,42 @@
   ``LEXPIPE_API_KEY_HASHES_FILE``; ``lexpipe api-key`` prints a new key and its digest), compared in
   constant time. The digest is the key's identity: a subscription's ``owner``. A key is never logged,
   echoed in an answer or kept in memory beyond the request.
-* **Rate limits** — token buckets in memory, per client IP and per key (when one is given), one pair
-  for reads and a tighter one for writes; an empty bucket answers 429 with ``Retry-After``.
+* **Rate limits** — token buckets in memory, a tighter pair for writes than for reads: a request
+  with a valid key draws on that key's bucket only (wherever it comes from); one without a key on its
+  client IP's; one with a wrong key (or a write without a key: it will be refused) on its IP's
+  *failed-authentication* bucket, which nothing else draws on. So guessing keys from an address is
+  throttled, and never throttles a valid key used from the same address (a NAT, a proxy). An empty
+  bucket answers 429 with ``Retry-After``.
 * **Body size** — a body larger than ``LEXPIPE_API_MAX_BODY_BYTES`` is refused with 413, whether it
   announces its length or not.
 * **Webhook URLs** — a subscription URL whose host is (or resolves to) a private, loopback,
-  link-local (cloud metadata), multicast, reserved or unspecified address is refused unless
-  ``LEXPIPE_API_WEBHOOK_ALLOW_NETWORKS`` names it.
+  link-local (cloud metadata), multicast, reserved or unspecified address is refused (403) unless
+  ``LEXPIPE_API_WEBHOOK_ALLOW_NETWORKS`` names it (:mod:`pipelines.subscriptions.addresses`; the
+  delivery checks the address again when it connects).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
-import json
 import math
 import secrets
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
-from urllib.parse import urlsplit
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from core.settings import Settings
+from lexpipe.api import errors
+from pipelines.subscriptions.addresses import AddressGuard, AddressRefused, HostNotFound, networks
 
 KEY_PREFIX = "lxp_"
 _HEX64 = frozenset("0123456789abcdef")
 WRITE_PREFIXES = ("/subscriptions", "/events")
-METADATA_HOSTS = frozenset({"metadata", "metadata.google.internal", "metadata.goog", "instance-data",
-                            "instance-data.ec2.internal"})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -106,14 +108,20 @@ def presented_key(headers) -> str | None:
     return key.strip() if key and key.strip() else None
 
 
-def require_key(request: Request) -> str:
+# declared for the OpenAPI schema (either scheme will do); the key itself is read by presented_key
+_BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", description="Authorization: Bearer <API key>")
+_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey", description="X-API-Key: <API key>")
+
+
+def require_key(request: Request, _b: HTTPAuthorizationCredentials | None = Depends(_BEARER),
+                _h: str | None = Depends(_HEADER)) -> str:
     """Dependency of the write endpoints: the owner (the key's digest), else 401."""
     keys: KeyRing = request.app.state.security.keys
     owner = keys.owner(presented_key(request.headers))
     if owner is None:
         detail = ("an API key is required: Authorization: Bearer <key> or X-API-Key: <key>"
                   if presented_key(request.headers) is None else "invalid API key")
-        raise HTTPException(status_code=401, detail=detail, headers={"WWW-Authenticate": "Bearer"})
+        raise errors.ApiError(401, detail, "Authorization", {"WWW-Authenticate": "Bearer"})
     return owner
 
 
@@ -166,54 +174,23 @@ class TokenBuckets:
 # webhook URLs
 
 
-def _networks(text: str) -> list:
-    return [ipaddress.ip_network(item.strip(), strict=False) for item in text.split(",") if item.strip()]
-
-
-def _blocked(ip) -> bool:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_reserved
-            or ip.is_unspecified or not ip.is_global)
-
-
 class UrlGuard:
-    """Refuses webhook URLs that point inside (SSRF): see the module docstring."""
+    """Refuses webhook URLs that point inside (SSRF): :class:`AddressGuard` at subscription time."""
 
     def __init__(self, allow: list, resolve: Callable[[str], list[str]] | None = None):
-        self.allow = allow
-        self.resolve = resolve or _resolve
+        self.guard = AddressGuard(allow, resolve)
+        self.allow, self.resolve = self.guard.allow, self.guard.resolve
 
-    def check(self, url: str) -> str | None:
-        """None when the URL may be used, else why not."""
+    def check(self, url: str) -> tuple[int, str] | None:
+        """None when the URL may be used, else (status, why): 403 for an internal address, 404 for a
+        host that does not resolve."""
         try:
-            host = urlsplit(url).hostname
-        except ValueError:
-            return None  # not a URL: the store's validation says so
-        if not host:
-            return None
-        host = host.rstrip(".").lower()
-        if host in METADATA_HOSTS or host == "localhost" or host.endswith(".localhost"):
-            # always: the allow list names addresses (http://127.0.0.1:…), never these names
-            return f"url host {host!r} is internal; webhooks must point at a public address"
-        try:
-            addresses = [ipaddress.ip_address(host)]
-        except ValueError:
-            try:
-                addresses = [ipaddress.ip_address(a.split("%", 1)[0]) for a in self.resolve(host)]
-            except OSError:
-                return f"url host {host!r} does not resolve"
-            if not addresses:
-                return f"url host {host!r} does not resolve"
-        for ip in addresses:
-            if _blocked(ip) and not any(ip in n for n in self.allow if n.version == ip.version):
-                return (f"url points at a private, loopback, link-local or reserved address ({ip}); webhooks must "
-                        f"point at a public address")
+            self.guard.check_url(url)
+        except AddressRefused as exc:
+            return 403, str(exc)
+        except HostNotFound as exc:
+            return 404, str(exc)
         return None
-
-
-def _resolve(host: str) -> list[str]:
-    return sorted({info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -225,6 +202,7 @@ class Security:
     keys: KeyRing
     reads: TokenBuckets
     writes: TokenBuckets
+    auth_failures: TokenBuckets
     max_body: int
     urls: UrlGuard
 
@@ -235,8 +213,20 @@ class Security:
         return cls(keys=KeyRing.from_settings(settings),
                    reads=TokenBuckets(settings.api_rate_read_per_s, settings.api_rate_read_burst, clock),
                    writes=TokenBuckets(settings.api_rate_write_per_s, settings.api_rate_write_burst, clock),
+                   auth_failures=TokenBuckets(settings.api_rate_auth_fail_per_s, settings.api_rate_auth_fail_burst,
+                                              clock),
                    max_body=settings.api_max_body_bytes,
-                   urls=UrlGuard(_networks(settings.api_webhook_allow_networks), resolve))
+                   urls=UrlGuard(networks(settings.api_webhook_allow_networks), resolve))
+
+    def bucket(self, *, path: str, client: str, key: str | None) -> tuple[TokenBuckets, str, str]:
+        """Which bucket a request draws on: (buckets, name, what it limits, for the 429's message)."""
+        write = is_write(path)
+        owner = self.keys.owner(key) if key else None
+        if owner is not None:  # a valid key: its own limit, wherever it comes from
+            return (self.writes if write else self.reads), f"key:{owner}", "writes" if write else "reads"
+        if key is not None or write:  # a wrong key, or a write that will be refused for want of one
+            return self.auth_failures, f"ip:{client}", "requests without a valid API key"
+        return self.reads, f"ip:{client}", "reads"
 
 
 def is_write(path: str) -> bool:
@@ -244,14 +234,16 @@ def is_write(path: str) -> bool:
 
 
 class BodyTooLarge(HTTPException):
-    """Raised while the body is read (FastAPI answers it as 413; the middleware, should it get through)."""
+    """Raised while the body is read (an HTTPException: FastAPI lets it through its body parsing, and
+    the app answers it as 413; the middleware does, should it get through)."""
 
     def __init__(self, limit: int):
         super().__init__(status_code=413, detail=f"request body too large: the limit is {limit} bytes")
 
 
-async def _send_json(send, status: int, content: dict, headers: dict[str, str] | None = None) -> None:
-    body = json.dumps(content).encode()
+async def _send_json(send, status: int, message: str, field: str | None = None,
+                     headers: dict[str, str] | None = None) -> None:
+    body = errors.raw(status, message, field)
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     raw += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
@@ -272,27 +264,23 @@ class HardeningMiddleware:
         path = scope.get("path", "")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if scope.get("method") != "OPTIONS":
-            buckets = sec.writes if is_write(path) else sec.reads
             client = scope.get("client")
-            names = [f"ip:{client[0] if client else '-'}"]
-            owner = sec.keys.owner(presented_key(headers)) if presented_key(headers) else None
-            if owner is not None:
-                names.append(f"key:{owner}")
-            wait = max(buckets.take(n) for n in names)
+            buckets, name, kind = sec.bucket(path=path, client=client[0] if client else "-",
+                                             key=presented_key(headers))
+            wait = buckets.take(name)
             if wait > 0:
-                kind = "writes" if buckets is sec.writes else "reads"
-                return await _send_json(send, 429, {"detail": f"rate limit of {kind} exceeded; retry after "
-                                                              f"{math.ceil(wait)} s"},
-                                        {"Retry-After": str(max(1, math.ceil(wait)))})
+                seconds = max(1, math.ceil(wait))
+                return await _send_json(send, 429, f"rate limit of {kind} exceeded; retry after {seconds} s",
+                                        None, {"Retry-After": str(seconds)})
         limit = sec.max_body
-        too_large = {"detail": f"request body too large: the limit is {limit} bytes"}
+        too_large = f"request body too large: the limit is {limit} bytes"
         length = headers.get("content-length")
         if length is not None:
             try:
                 if int(length) > limit:
-                    return await _send_json(send, 413, too_large)
+                    return await _send_json(send, 413, too_large, "body")
             except ValueError:
-                return await _send_json(send, 400, {"detail": "invalid Content-Length"})
+                return await _send_json(send, 400, "invalid Content-Length header", "Content-Length")
         seen = 0
         started = False
 
@@ -316,4 +304,4 @@ class HardeningMiddleware:
         except BodyTooLarge:
             if started:
                 raise
-            await _send_json(send, 413, too_large)
+            await _send_json(send, 413, too_large, "body")

@@ -23,7 +23,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from lexpipe.web import i18n
 from lexpipe.web.views import (PAGE_SIZE, RETRIEVERS_SHOWN, SearchParams, parse_search_params,
                                search_view, unit_href, unit_view)
-from pipelines.reads import InvalidRead, NotFound, ReadError, ReadService
+from pipelines.reads import ReadError, ReadService
 from pipelines.retrieval.service import STATUSES, TARGETS, InvalidRequest, SearchService
 
 HERE = Path(__file__).parent
@@ -101,7 +101,9 @@ def unit_page(request: Request, unit_id: str, reads: ReadService = Depends(get_r
     try:
         view = unit_view(reads, unit_id, as_of, param_lang)
     except ReadError as exc:
-        status = 404 if isinstance(exc, NotFound) else 422 if isinstance(exc, InvalidRead) else 400
+        from lexpipe.api.errors import read_status  # the JSON API's status for the same refusal
+
+        status = read_status(exc)
         title = t("not_found") if status == 404 else t("invalid") if status == 422 else t("bad_request")
         return _render("error.html", status, t=t, lang=lang, title=title, message=str(exc), code=status,
                        langs=langs)

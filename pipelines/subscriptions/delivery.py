@@ -1,6 +1,7 @@
 """Delivering the outbox: a signed POST per attempt, retries with backoff, a log, dead letters.
 
-One attempt: claim a due event (a lease, so one process sends it at a time), log the attempt as
+One attempt: claim a due event (a lease of ``LEXPIPE_WEBHOOK_TIMEOUT_S`` +
+``LEXPIPE_WEBHOOK_LEASE_MARGIN_S``, so one process sends it at a time), log the attempt as
 in flight, POST the stored body with fresh signature headers (:mod:`.signing`) and a timeout
 (``LEXPIPE_WEBHOOK_TIMEOUT_S``; redirects are not followed), then record the answer:
 
@@ -12,8 +13,17 @@ in flight, POST the stored body with fresh signature headers (:mod:`.signing`) a
   is parked in the dead-letter list.
 * any other status (4xx, 3xx) — the receiver refused it; retrying cannot help: parked at once.
 
-A run keeps attempting until nothing it is responsible for is due within its budget
-(``LEXPIPE_WEBHOOK_RUN_BUDGET_S``); retries due later stay pending in the outbox for the next run.
+Where it connects: the receiver's host is resolved once per connection and every address checked
+(:mod:`.addresses`; private, loopback, link-local … are refused unless allowed) and the socket goes to
+exactly a checked address (:mod:`.transport`): a name that resolved to a public address when the
+subscription was made and to ``10.0.0.7`` now (DNS rebinding) is refused, never posted to, and the
+event dead-lettered with the reason.
+
+A run sends with a bounded pool (``LEXPIPE_WEBHOOK_CONCURRENCY`` senders), one subscription per
+sender at a time, so a hanging receiver delays only its own events. It keeps attempting until
+nothing it is responsible for is due within its budget (``LEXPIPE_WEBHOOK_RUN_BUDGET_S``); retries
+due later stay pending in the outbox for the next run (the ``webhook_outbox`` sensor, ``lexpipe
+notify``).
 Time and sleep are injected (:class:`Clock`), so tests exercise minutes of backoff in
 milliseconds.
 """
@@ -24,7 +34,9 @@ import datetime as dt
 import email.utils
 import logging
 import random
+import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -34,14 +46,15 @@ import httpx
 from core.layout import Layout
 from core.settings import Settings, get_settings
 from pipelines.subscriptions import db
+from pipelines.subscriptions.addresses import AddressGuard, AddressRefused, HostNotFound, Resolver
 from pipelines.subscriptions.outbox import Attempt, Outbox, OutboxEvent
 from pipelines.subscriptions.signing import signed_headers
 from pipelines.subscriptions.store import SubscriptionStore
+from pipelines.subscriptions.transport import guarded_client
 
 log = logging.getLogger("lexpipe.webhooks")
 USER_AGENT = "lexpipe-webhooks/1 (+docs/subscriptions.md)"
 RETRY_AFTER_MAX_S = 86400.0  # a Retry-After beyond a day is read as a day
-LEASE_MARGIN_S = 30.0
 
 
 class Clock(Protocol):
@@ -62,9 +75,24 @@ class EventNotFound(LookupError):
     """No event with that id in the outbox."""
 
 
-class NotDeadLettered(ValueError):
-    """Only a dead-lettered event can be redelivered (a pending one is retried anyway, a delivered
-    one was received)."""
+class NotRedeliverable(ValueError):
+    """A delivered event was received and a cancelled one's subscription is gone: neither is sent
+    again. ``status``: the event's."""
+
+    def __init__(self, message: str, status: str):
+        super().__init__(message)
+        self.status = status
+
+
+class InFlight(NotRedeliverable):
+    """A sender holds the event's lease right now; ``retry_after_s``: until the lease expires."""
+
+    def __init__(self, message: str, retry_after_s: float):
+        super().__init__(message, "pending")
+        self.retry_after_s = retry_after_s
+
+
+NotDeadLettered = NotRedeliverable  # the name before pending events could be redelivered
 
 
 @dataclass
@@ -74,6 +102,13 @@ class RunReport:
     retried: int = 0  # attempts that failed and were scheduled again
     dead_lettered: int = 0
     cancelled: int = 0
+
+    def add(self, outcome: str) -> None:
+        self.attempts += outcome != "cancelled"
+        self.delivered += outcome == "delivered"
+        self.retried += outcome == "retry"
+        self.dead_lettered += outcome == "dead"
+        self.cancelled += outcome == "cancelled"
 
 
 def origin(url: str) -> str:
@@ -108,33 +143,69 @@ def retryable(status: int | None) -> bool:
 
 
 class Deliverer:
-    """Works the outbox of one home. ``client``/``transport``: the HTTP client (tests may pass a
-    transport); ``clock``: time and sleep; ``rng``: the jitter's random source."""
+    """Works the outbox of one home with a bounded pool of senders (``LEXPIPE_WEBHOOK_CONCURRENCY``).
+
+    Why a pool: a receiver that hangs holds its sender for up to ``LEXPIPE_WEBHOOK_TIMEOUT_S`` per
+    attempt; with one sender every other subscriber waited that long too. Now each subscription is
+    sent by at most one sender at a time (:meth:`Outbox.claim`), the others go on in parallel.
+
+    ``client``: the HTTP client (tests may pass one over a mock transport; default: the guarded
+    client, :mod:`.transport`, which checks the receiver's address at connect time); ``resolve``:
+    host → addresses for that guard (tests inject a stub: no DNS); ``clock``: time and sleep;
+    ``rng``: the jitter's random source; ``workers``: the pool size."""
 
     def __init__(self, layout: Layout, *, settings: Settings | None = None, client: httpx.Client | None = None,
-                 clock: Clock | None = None, rng: random.Random | None = None):
+                 clock: Clock | None = None, rng: random.Random | None = None, resolve: Resolver | None = None,
+                 workers: int | None = None):
         self.layout = layout
         self.settings = settings or get_settings()
         self.clock = clock or SystemClock()
         self.rng = rng or random.Random()
+        self.guard = AddressGuard.from_settings(self.settings, resolve)
+        self.workers = max(1, workers or self.settings.webhook_concurrency)
         self._client = client
-        self.outbox = Outbox(layout)
-        self.store = SubscriptionStore(layout)
+        self._client_lock = threading.Lock()
+        self._local = threading.local()
+        self._opened: list[Outbox | SubscriptionStore] = []
+        self._opened_lock = threading.Lock()
+
+    # one SQLite connection per thread: a connection is not shared between the senders
+    def _own(self, kind: type):
+        name = kind.__name__
+        obj = getattr(self._local, name, None)
+        if obj is None:
+            obj = kind(self.layout)
+            setattr(self._local, name, obj)
+            with self._opened_lock:
+                self._opened.append(obj)
+        return obj
+
+    @property
+    def outbox(self) -> Outbox:
+        return self._own(Outbox)
+
+    @property
+    def store(self) -> SubscriptionStore:
+        return self._own(SubscriptionStore)
 
     @property
     def client(self) -> httpx.Client:
-        if self._client is None:
-            self._client = httpx.Client(timeout=httpx.Timeout(self.settings.webhook_timeout_s),
-                                        follow_redirects=False, headers={"User-Agent": USER_AGENT})
-        return self._client
+        with self._client_lock:
+            if self._client is None:
+                self._client = guarded_client(self.guard, timeout_s=self.settings.webhook_timeout_s,
+                                              user_agent=USER_AGENT)
+            return self._client
 
     @property
     def lease_s(self) -> float:
-        return self.settings.webhook_timeout_s + LEASE_MARGIN_S
+        return self.settings.webhook_timeout_s + self.settings.webhook_lease_margin_s
 
     def close(self) -> None:
-        self.outbox.close()
-        self.store.close()
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for obj in opened:
+            obj.close()
+        self._local = threading.local()
 
     def backoff(self, failed: int) -> float:
         """Delay after the ``failed``-th failed attempt: exponential, capped, equal jitter."""
@@ -155,12 +226,16 @@ class Deliverer:
         body = ev.body.encode("utf-8")
         headers = signed_headers(secret, event_id=ev.id, event_type=ev.type, body=body, timestamp=int(started),
                                  attempt=n)
-        status, error, retry_after = None, None, None
+        status, error, retry_after, refused = None, None, None, False
         t0 = time.perf_counter()
         try:
             with self.client.stream("POST", ev.url, content=body, headers=headers) as resp:
                 status = resp.status_code
                 retry_after = retry_after_seconds(resp.headers.get("Retry-After"), self.clock.time())
+        except AddressRefused as exc:  # the name resolves inside now (DNS rebinding): never sent
+            error, refused = f"refused at connect time: {exc}", True
+        except HostNotFound as exc:
+            error = str(exc)
         except httpx.TimeoutException:
             error = f"timeout after {self.settings.webhook_timeout_s:g} s"
         except httpx.HTTPError as exc:
@@ -171,6 +246,8 @@ class Deliverer:
         next_at = None
         if status is not None and 200 <= status < 300:
             outcome = "delivered"
+        elif refused:
+            outcome = "dead"
         elif not retryable(status):
             outcome, error = "dead", error or f"HTTP {status}: refused by the receiver, not retried"
         elif failed >= self.settings.webhook_max_attempts:
@@ -189,28 +266,45 @@ class Deliverer:
 
     # -- a run ----------------------------------------------------------------------------------
     def run(self, *, ids: list[str] | None = None, budget_s: float | None = None) -> RunReport:
-        """Attempt every due pending event (of ``ids``, or all), waiting for retries that fall due
-        within ``budget_s`` (default ``LEXPIPE_WEBHOOK_RUN_BUDGET_S``)."""
+        """Attempt every due pending event (of ``ids``, or all) with up to ``workers`` senders at once,
+        one per subscription, waiting for retries that fall due within ``budget_s`` (default
+        ``LEXPIPE_WEBHOOK_RUN_BUDGET_S``)."""
         report = RunReport()
         if not db.exists(self.layout):
             return report
         budget = self.settings.webhook_run_budget_s if budget_s is None else budget_s
         deadline = self.clock.time() + budget
         ids = list(ids) if ids is not None else None
-        while True:
-            ev = self.outbox.claim(now=self.clock.time(), lease_s=self.lease_s, ids=ids)
-            if ev is not None:
-                outcome = self.attempt(ev)
-                report.attempts += outcome != "cancelled"
-                report.delivered += outcome == "delivered"
-                report.retried += outcome == "retry"
-                report.dead_lettered += outcome == "dead"
-                report.cancelled += outcome == "cancelled"
-                continue
-            due = self.outbox.next_due(ids=ids)
-            if due is None or due > deadline:
-                return report
-            self.clock.sleep(max(0.05, due - self.clock.time()))
+        claims = Outbox(self.layout)  # the run's own connection: claims are made here, attempts in the senders
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="webhook")
+        running: set[Future] = set()
+        try:
+            while True:
+                while len(running) < self.workers:
+                    ev = claims.claim(now=self.clock.time(), lease_s=self.lease_s, ids=ids)
+                    if ev is None:
+                        break
+                    running.add(pool.submit(self.attempt, ev))
+                due = claims.next_due(ids=ids)
+                if running:
+                    # wake when a sender is done (its subscription's next event may go) or a retry falls due
+                    wait_s = 1.0 if due is None or len(running) >= self.workers else \
+                        min(1.0, max(0.05, due - self.clock.time()))
+                    done, running = wait(running, timeout=wait_s, return_when=FIRST_COMPLETED)
+                    for f in done:
+                        report.add(f.result())
+                    continue
+                if due is None or due > deadline:
+                    return report
+                self.clock.sleep(max(0.05, due - self.clock.time()))
+        finally:
+            for f in running:  # an exception above: let the attempts in flight finish and be recorded
+                try:
+                    report.add(f.result())
+                except Exception:  # noqa: BLE001 (logged by the sender; the lease lets another run retry it)
+                    log.exception("a webhook sender failed")
+            pool.shutdown(wait=True)
+            claims.close()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -218,9 +312,9 @@ class Deliverer:
 
 
 def deliver_due(layout: Layout, *, settings: Settings | None = None, budget_s: float | None = None,
-                clock: Clock | None = None) -> RunReport:
+                clock: Clock | None = None, resolve: Resolver | None = None) -> RunReport:
     """Attempt every pending event that is due (retries, events a crashed run left behind)."""
-    d = Deliverer(layout, settings=settings, clock=clock)
+    d = Deliverer(layout, settings=settings, clock=clock, resolve=resolve)
     try:
         return d.run(budget_s=budget_s)
     finally:
@@ -271,14 +365,24 @@ def event_status(layout: Layout, event_id: str) -> OutboxEvent:
 
 def redeliver(layout: Layout, event_id: str, *, deliver: bool = True, settings: Settings | None = None,
               deliverer: Deliverer | None = None) -> OutboxEvent:
-    """Put a dead-lettered event back in the outbox with a fresh attempt budget and (``deliver``)
-    attempt it now. :class:`EventNotFound`, :class:`NotDeadLettered`."""
-    ev = event_status(layout, event_id)
-    if ev.status != "dead":
-        raise NotDeadLettered(f"{event_id} is {ev.status}, not dead-lettered")
+    """Put an event back in line and (``deliver``) attempt it now: a dead-lettered one with a fresh
+    attempt budget; a pending one — waiting for a retry, or left behind by a crash (its sender died
+    holding the lease) once that lease expired — due now. :class:`EventNotFound`; :class:`InFlight`
+    while a sender holds its lease; :class:`NotRedeliverable` for a delivered or cancelled event."""
     d = deliverer or Deliverer(layout, settings=settings)
     try:
-        d.outbox.requeue(event_id, now=d.clock.time())
+        now = d.clock.time()
+        outcome, lease_until = d.outbox.requeue(event_id, now=now)
+        if outcome == "missing":
+            raise EventNotFound(f"no event {event_id!r}")
+        if outcome == "in_flight":
+            wait_s = max(0.0, (lease_until or now) - now)
+            raise InFlight(f"{event_id} is being sent right now (its sender holds it for {wait_s:.0f} s more); "
+                           f"if that sender died, redeliver after the lease expires", wait_s)
+        if outcome != "requeued":
+            why = "was delivered" if outcome == "delivered" else "was cancelled (its subscription was deleted)"
+            raise NotRedeliverable(f"{event_id} {why}; only a dead-lettered or pending event is redelivered",
+                                   outcome)
         if deliver:
             d.run(ids=[event_id])
     finally:

@@ -43,7 +43,7 @@ from pipelines.subscriptions.outbox import Outbox
 from pipelines.subscriptions.store import Subscription, SubscriptionStore
 
 log = logging.getLogger("lexpipe.webhooks")
-EVENT_TYPES = {"act": "act.changed", "unit": "unit.changed", "query": "query.changed"}
+EVENT_TYPES = {"act": "act.changed", "unit": "unit.changed", "query": "query.changed"}  # and "ping" (a test)
 
 
 def event_id(subscription_id: str, act_id: str, from_version: str | None, to_version: str) -> str:
@@ -144,6 +144,51 @@ def build_events(layout: Layout, pub: Publication, subscriptions: list[Subscript
             events.append(_event(sub, pub, changes, max_changes=max_changes, now=now,
                                  query={"text": sub.query, "k": sub.k, "retriever": sub.retriever, **delta.to_dict()}))
     return Built(events, deferred)
+
+
+# ----------------------------------------------------------------------------------------------
+# a test event
+
+
+PING = "ping"
+
+
+def ping_event(sub: Subscription, *, now: dt.datetime | None = None) -> Event:
+    """A signed test event for a receiver (``POST /subscriptions/{id}/test``): delivered, retried and
+    logged like any event, so the receiver can be checked before a publication happens. A fresh id
+    each time (``evt_`` + 32 random hex digits): every ping is a new event."""
+    import secrets
+
+    now = now or dt.datetime.now(dt.timezone.utc)
+    eid = "evt_" + secrets.token_hex(16)
+    payload = {"id": eid, "type": PING, "created_at": iso(now), "subscription": _subscription_view(sub),
+               "act_id": sub.act_id, "from_version": None, "to_version": "",
+               "message": "a test event from lexpipe: verify its signature, answer 2xx; no publication happened"}
+    return Event(eid, sub.id, PING, sub.act_id, None, "", sub.url, iso(now), payload)
+
+
+def send_ping(layout: Layout, subscription_id: str, *, owner: str | None = None, deliverer=None,
+              settings: Settings | None = None):
+    """Write a ping for the subscription to the outbox and attempt it once now (a failure leaves it
+    pending for the next delivery run, as any event). The event after the attempt
+    (:class:`~pipelines.subscriptions.outbox.OutboxEvent`); ``SubscriptionNotFound`` for another
+    owner's or a missing subscription."""
+    from pipelines.subscriptions.delivery import Deliverer, event_status
+
+    store = SubscriptionStore(layout)
+    try:
+        sub = store.get(subscription_id, owner=owner)
+    finally:
+        store.close()
+    ev = ping_event(sub)
+    d = deliverer or Deliverer(layout, settings=settings)
+    try:
+        d.outbox.add([ev], now=d.clock.time())
+        d.run(ids=[ev.id], budget_s=0)  # one attempt now; a retry it asks for is the next run's
+    finally:
+        if deliverer is None:
+            d.close()
+    return event_status(layout, ev.id)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -34,8 +34,13 @@ from pipelines.statutes.store import CorpusStore
 
 CHANGE_KINDS = ("added", "changed", "repealed", "removed", "editorial")
 MAX_LIMIT = 500
-ACT_ID = re.compile(r"^[a-z]{2}:[a-z0-9_]{1,40}$")
+ACT_PATTERN = r"^[a-z]{2}:[a-z0-9][a-z0-9_-]{0,59}$"  # the registry's ids, and the German catalogue's slugs
+ACT_ID = re.compile(ACT_PATTERN)
 _CURSOR_PREFIX = "c1."
+CURSOR_PATTERN = r"^c1\.[A-Za-z0-9_-]{1,300}\.[A-Za-z0-9_-]{16}$"  # what encode_cursor makes (12-byte checksum)
+# RFC 3339 date-time (JSON Schema's `format: date-time`): T or t, seconds, an optional fraction, Z or ±hh:mm
+DATE_TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # a keyed checksum, so a cursor edited by hand (or cut short in a copy) is caught; the key is no
 # secret (the cursor only says where to continue) and versioned with the cursor format
 _CURSOR_KEY = b"lexpipe.changes.cursor.v1"
@@ -44,15 +49,24 @@ TAG_AUTHORITY = "tag:lexpipe,2025:"
 
 
 class FeedError(ValueError):
-    """A bad request to the feed (the API answers 400)."""
+    """A malformed request to the feed (the API answers 422); ``field`` names the parameter."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
-class InvalidCursor(FeedError):
-    """A cursor the feed did not issue: altered, truncated or of another format."""
+class InvalidCursor(FeedError, LookupError):
+    """A cursor the feed did not issue: altered, truncated or of another format (404: no such
+    position)."""
 
 
 class PublicationNotFound(FeedError, LookupError):
     """No published version with that act and version (the API answers 404)."""
+
+
+class UnknownAct(FeedError, LookupError):
+    """An act the registry does not have (404, as everywhere in the API)."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -180,7 +194,7 @@ def encode_cursor(position: Position) -> str:
 def decode_cursor(cursor: str) -> Position:
     """The position a cursor names; :class:`InvalidCursor` for anything the feed did not issue."""
     bad = InvalidCursor("invalid cursor: it was altered or truncated (use a cursor exactly as the feed "
-                        "returned it, or since=<ISO timestamp>)")
+                        "returned it, or since=<ISO timestamp>)", "since")
     if not isinstance(cursor, str) or not cursor.startswith(_CURSOR_PREFIX) or cursor.count(".") != 2:
         raise bad
     body, _, check = cursor[len(_CURSOR_PREFIX):].partition(".")
@@ -197,21 +211,50 @@ def decode_cursor(cursor: str) -> Position:
         raise bad from None
 
 
+def parse_timestamp(value: str) -> dt.datetime | None:
+    """An RFC 3339 timestamp (any fraction: its first six digits; a leap second :60 read as :59) or a
+    real ``YYYY-MM-DD`` day (midnight UTC) as an aware datetime; None for anything else."""
+    m = DATE_TIME.fullmatch(value)
+    if m is None:
+        if not DAY.fullmatch(value):
+            return None
+        try:
+            return dt.datetime.combine(dt.date.fromisoformat(value), dt.time(), dt.timezone.utc)
+        except ValueError:
+            return None
+    y, mo, d, h, mi, sec = (int(m.group(i)) for i in range(1, 7))
+    micro = int((m.group(7) or ".0")[1:7].ljust(6, "0"))
+    tz = m.group(8)
+    if tz in ("Z", "z"):
+        zone = dt.timezone.utc
+    else:
+        hours, minutes = int(tz[1:3]), int(tz[4:6])
+        if hours > 23 or minutes > 59:
+            return None
+        zone = dt.timezone((1 if tz[0] == "+" else -1) * dt.timedelta(hours=hours, minutes=minutes))
+    if h > 23 or mi > 59 or sec > 60:
+        return None
+    try:
+        return dt.datetime(y, mo, d, h, mi, min(sec, 59), micro, tzinfo=zone)
+    except ValueError:
+        return None
+
+
 def parse_since(since: str | dt.datetime | None) -> tuple[str, object] | None:
-    """``("cursor", Position)`` or ``("time", datetime)`` (None: from the start)."""
+    """``("cursor", Position)`` or ``("time", datetime)`` (None, or "": from the start)."""
     if since is None or since == "":
         return None
     if isinstance(since, dt.datetime):
         return "time", _utc(since)
     if not isinstance(since, str):
-        raise FeedError(f"since must be an ISO 8601 timestamp or a cursor, got {since!r}")
+        raise FeedError(f"since must be an ISO 8601 timestamp or a cursor, got {since!r}", "since")
     if since.startswith(_CURSOR_PREFIX):
         return "cursor", decode_cursor(since)
-    try:
-        return "time", _utc(dt.datetime.fromisoformat(since.strip().replace("Z", "+00:00")))
-    except ValueError:
-        raise FeedError(f"since must be an ISO 8601 timestamp (2025-11-13T12:00:00Z) or a cursor the feed "
-                        f"returned, got {since!r}") from None
+    when = parse_timestamp(since.strip())
+    if when is None:
+        raise FeedError(f"since must be an RFC 3339 timestamp (2025-11-13T12:00:00Z), a date (2025-11-13) or a "
+                        f"cursor the feed returned, got {since[:60]!r}", "since")
+    return "time", _utc(when)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -281,13 +324,20 @@ def entry(pub: Publication) -> ChangeEntry:
 
 
 def _check_act(act: str | None) -> None:
-    if act is not None and (not isinstance(act, str) or not ACT_ID.match(act)):
-        raise FeedError(f"act must look like 'pl:kc', got {act!r}")
+    if act is None:
+        return
+    if not isinstance(act, str) or not ACT_ID.match(act):
+        raise FeedError(f"act must look like 'pl:kc', got {act!r}", "act")
+    from schemas.acts import registry
+
+    reg = registry()
+    if act not in reg:
+        raise UnknownAct(f"unknown act {act!r}; known acts: {', '.join(reg.ids())}", "act")
 
 
 def _check_limit(limit: int) -> None:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-        raise FeedError(f"limit must be between 1 and {MAX_LIMIT}, got {limit!r}")
+        raise FeedError(f"limit must be between 1 and {MAX_LIMIT}, got {limit!r}", "limit")
 
 
 def _after(pubs: list[Publication], since) -> list[Publication]:

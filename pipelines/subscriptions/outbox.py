@@ -4,12 +4,13 @@ delivered only after a 2xx answer.
 States: ``pending`` (to be attempted at ``next_attempt_at``) → ``delivered`` | ``dead`` (the
 dead-letter list: too many failed attempts, or a 4xx that is not retried) | ``cancelled`` (the
 subscription was deleted). ``redeliver`` puts a dead event back to ``pending`` with a fresh
-attempt budget.
+attempt budget, and makes a pending one due now (a retry waiting for its backoff, or one a crashed
+process left leased, once the lease expired).
 
 Crash safety: a process claims an event by writing a lease (``lease_until``) in a transaction,
 then posts it. If it dies between the claim and recording the answer, the event is still
-``pending``; once the lease expires the next run claims it and sends the same body again with the
-same event id — delivered at least once, never lost (receivers de-duplicate by the id). The
+``pending``; once the lease expires the next run (the ``webhook_outbox`` sensor's job, ``lexpipe notify``,
+a redelivery) claims it and sends the same body again with the same event id — delivered at least once, never lost (receivers de-duplicate by the id). The
 attempt is logged ``in_flight`` before the POST and completed after it, so an interrupted attempt
 shows in the log as ``interrupted``.
 """
@@ -120,16 +121,22 @@ class Outbox:
 
     # -- claiming and recording attempts --------------------------------------------------------
     def claim(self, *, now: float, lease_s: float, ids: list[str] | None = None) -> OutboxEvent | None:
-        """The next due pending event nobody holds, leased to the caller until ``now + lease_s``."""
+        """The next due pending event nobody holds, leased to the caller until ``now + lease_s``.
+
+        One subscription at a time: an event whose subscription has another event under a live lease
+        (being sent by this or another process) waits, so a slow receiver ties up one sender, never
+        the others, and one subscriber's events are not sent to it in parallel."""
         scope, args = "", []
         if ids is not None:
             if not ids:
                 return None
-            scope, args = f" AND id IN ({','.join('?' * len(ids))})", list(ids)
+            scope, args = f" AND e.id IN ({','.join('?' * len(ids))})", list(ids)
         with db.transaction(self.conn) as c:
-            row = c.execute("SELECT * FROM events WHERE status = 'pending' AND next_attempt_at <= ? "
-                            "AND (lease_until IS NULL OR lease_until <= ?)" + scope +
-                            " ORDER BY next_attempt_at, created_at, id LIMIT 1", [now, now, *args]).fetchone()
+            row = c.execute("SELECT e.* FROM events e WHERE e.status = 'pending' AND e.next_attempt_at <= ? "
+                            "AND (e.lease_until IS NULL OR e.lease_until <= ?)" + scope +
+                            " AND NOT EXISTS (SELECT 1 FROM events b WHERE b.subscription_id = e.subscription_id "
+                            "AND b.status = 'pending' AND b.lease_until > ?)"
+                            " ORDER BY e.next_attempt_at, e.created_at, e.id LIMIT 1", [now, now, *args, now]).fetchone()
             if row is None:
                 return None
             c.execute("UPDATE events SET lease_until = ? WHERE id = ?", (now + lease_s, row["id"]))
@@ -139,14 +146,18 @@ class Outbox:
         return _event(row)
 
     def next_due(self, *, ids: list[str] | None = None) -> float | None:
-        """When the earliest pending event (of ``ids``) may be attempted (leases count)."""
+        """When the earliest pending event (of ``ids``) may be attempted: its own time, its lease and
+        the leases of its subscription's other events count."""
         scope, args = "", []
         if ids is not None:
             if not ids:
                 return None
-            scope, args = f" AND id IN ({','.join('?' * len(ids))})", list(ids)
-        row = self.conn.execute("SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0))) FROM events "
-                                "WHERE status = 'pending'" + scope, args).fetchone()
+            scope, args = f" AND e.id IN ({','.join('?' * len(ids))})", list(ids)
+        row = self.conn.execute(
+            "SELECT MIN(MAX(e.next_attempt_at, COALESCE(e.lease_until, 0), COALESCE(b.busy, 0))) FROM events e "
+            "LEFT JOIN (SELECT subscription_id, MAX(lease_until) AS busy FROM events WHERE status = 'pending' "
+            "AND lease_until IS NOT NULL GROUP BY subscription_id) b ON b.subscription_id = e.subscription_id "
+            "WHERE e.status = 'pending'" + scope, args).fetchone()
         return row[0]
 
     def start_attempt(self, event_id: str, *, started_at: float) -> int:
@@ -207,10 +218,23 @@ class Outbox:
         return [Attempt(**{k: r[k] for k in r.keys() if k != "id"}) for r in self.conn.execute(
             "SELECT * FROM attempts WHERE event_id = ? ORDER BY attempt", (event_id,))]
 
-    # -- dead letters ---------------------------------------------------------------------------
-    def requeue(self, event_id: str, *, now: float) -> bool:
-        """A dead event back to pending, due now, with a fresh attempt budget (its log is kept)."""
+    # -- redelivery -----------------------------------------------------------------------------
+    def requeue(self, event_id: str, *, now: float) -> tuple[str, float | None]:
+        """An event back in line, due now: a dead one with a fresh attempt budget (its log is kept),
+        a pending one (waiting for a retry, or left behind by a crash once its lease expired) as it is.
+        Returns ``("requeued", None)``, ``("in_flight", lease_until)`` when a live lease holds it
+        (a sender is on it), or ``(status, None)`` for a delivered or cancelled one."""
         with db.transaction(self.conn) as c:
-            cur = c.execute("UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = ?, "
-                            "lease_until = NULL, dead_at = NULL WHERE id = ? AND status = 'dead'", (now, event_id))
-        return bool(cur.rowcount)
+            row = c.execute("SELECT status, lease_until FROM events WHERE id = ?", (event_id,)).fetchone()
+            if row is None:
+                return "missing", None
+            if row["status"] == "dead":
+                c.execute("UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = ?, "
+                          "lease_until = NULL, dead_at = NULL WHERE id = ?", (now, event_id))
+                return "requeued", None
+            if row["status"] != "pending":
+                return row["status"], None
+            if row["lease_until"] is not None and row["lease_until"] > now:
+                return "in_flight", row["lease_until"]
+            c.execute("UPDATE events SET next_attempt_at = ?, lease_until = NULL WHERE id = ?", (now, event_id))
+        return "requeued", None

@@ -29,18 +29,40 @@ from urllib.parse import urlsplit
 
 from core.layout import Layout
 from pipelines.subscriptions import db
+from pipelines.subscriptions.feed import ACT_PATTERN
 
 KINDS = ("act", "unit", "query")
 MAX_URL = 2048
 MAX_DESCRIPTION = 500
 MAX_QUERY_K = 100
 SECRET_MIN, SECRET_MAX = 16, 256
-UNIT_ID = re.compile(r"^(?P<act>[a-z]{2}:[a-z0-9_]{1,40})(?::[A-Za-z_]{1,20}:[A-Za-z0-9^_.\-]{1,40})+$")
-ACT_ID = re.compile(r"^[a-z]{2}:[a-z0-9_]{1,40}$")
+# the API's contract (lexpipe/api/params.py) uses the same patterns: what they accept, the store accepts
+# a unit id: the act, then segments (kind:number pairs; numbers as printed: pl:kpc:part:PIĄTA,
+# de:bgb:par:573b:abs:1:nr:2', de:gg:praeambel); the read layer decides which exist
+UNIT_PATTERN = r"^[a-z]{2}:[a-z0-9][a-z0-9_-]{0,59}(?::[^\s:/?#%]{1,60})+$"
+ACT_ID = re.compile(ACT_PATTERN)
+UNIT_ID = re.compile(UNIT_PATTERN)
+# an http(s) URL without credentials, fragment or spaces; a host name or IPv4 address (an IPv6
+# receiver is reached by its name: a literal's validity is more than a pattern can say); a port 1-65535
+_PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST = rf"{_LABEL}(?:\.{_LABEL})*\.?"
+URL_PATTERN = rf"^[hH][tT][tT][pP][sS]?://{_HOST}(?::{_PORT})?(?:[/?][!$&'()*+,;=:@%/?A-Za-z0-9._~-]*)?$"
+URL_RE = re.compile(URL_PATTERN)
+SECRET_PATTERN = r"^[!-~](?:[ -~]*[!-~])?$"  # printable ASCII, no space at either end
 
 
 class InvalidSubscription(ValueError):
-    """The request cannot become a subscription (the API answers 422/400); the message says why."""
+    """The request cannot become a subscription (the API answers 422); the message says why and
+    ``field`` names the part of the request at fault."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+class UnknownTarget(InvalidSubscription):
+    """The act or unit named is not there (the API answers 404, like any unknown act or unit)."""
 
 
 class SubscriptionNotFound(LookupError):
@@ -95,36 +117,71 @@ def _row(r) -> Subscription:
                         description=r["description"])
 
 
-def _known_act(act_id: str) -> None:
+def _known_act(act_id: str, field: str = "act") -> None:
     from schemas.acts import registry
 
     reg = registry()
     if act_id not in reg:
-        raise InvalidSubscription(f"unknown act {act_id!r}; known: {', '.join(reg.ids())}")
+        raise UnknownTarget(f"unknown act {act_id!r}; known: {', '.join(reg.ids())}", field)
+
+
+def _held_unit(layout: Layout, act_id: str, unit_id: str, reads=None) -> None:
+    """:class:`UnknownTarget` unless some held version of the act has the unit (in force, repealed, or
+    only in an announced wording): a subscription to ``pl:kc:art:99999`` would never hear anything.
+    ``reads``: a :class:`~pipelines.reads.ReadService` over the same home whose indexes are warm (the
+    API's); default: one opened for this check."""
+    from pipelines.reads import NotFound, ReadService
+
+    reads = reads or ReadService.from_layout(layout)
+    versions = reads.reader.versions(act_id)
+    if not versions:
+        raise UnknownTarget(f"no version of {act_id} is held, so unit {unit_id} cannot be checked; subscribe to "
+                            f"the act (act={act_id}) to hear of its first version", "unit_id")
+    for version in reversed(versions):
+        try:
+            reads.unit(unit_id, version)
+            return
+        except NotFound:
+            continue
+    raise UnknownTarget(f"unknown unit {unit_id!r}: no held version of {act_id} ({', '.join(versions)}) has it; "
+                        f"subscribe to the act (act={act_id}) to hear of units it adds", "unit_id")
 
 
 def validate_url(url: object) -> str:
-    if not isinstance(url, str) or not url.strip():
-        raise InvalidSubscription("url is required")
-    url = url.strip()
+    """An http(s) URL as :data:`URL_PATTERN` describes it (the API's schema shows the same pattern),
+    with a reason for each way it can fail."""
+    if not isinstance(url, str) or not url:
+        raise InvalidSubscription("url is required", "url")
     if len(url) > MAX_URL:
-        raise InvalidSubscription(f"url is {len(url)} characters; the limit is {MAX_URL}")
+        raise InvalidSubscription(f"url is {len(url)} characters; the limit is {MAX_URL}", "url")
+    if url != url.strip() or any(c.isspace() for c in url):
+        raise InvalidSubscription("url must not contain spaces", "url")
     try:
         parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises for a port out of range)
     except ValueError as exc:
-        raise InvalidSubscription(f"url is not a URL: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidSubscription(f"url must be an http(s) URL with a host, got {url!r}")
-    if parts.fragment:
-        raise InvalidSubscription("url must not have a #fragment")
+        raise InvalidSubscription(f"url is not a URL: {exc}", "url") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise InvalidSubscription(f"url must be an http(s) URL with a host, got {url[:200]!r}", "url")
+    if "@" in parts.netloc:
+        raise InvalidSubscription("url must not carry credentials (user:password@host): a receiver authenticates "
+                                  "a delivery by its signature (Lexpipe-Signature)", "url")
+    if parts.fragment or "#" in url:
+        raise InvalidSubscription("url must not have a #fragment", "url")
+    if "[" in parts.netloc:
+        raise InvalidSubscription("url host must be a name or an IPv4 address (reach an IPv6 receiver by its "
+                                  "host name)", "url")
+    if not URL_RE.fullmatch(url):
+        raise InvalidSubscription(f"url must be http(s)://host[:port][/path][?query] with a host name or an IP "
+                                  f"address and URL characters only, got {url[:200]!r}", "url")
     return url
 
 
 def validate_secret(secret: object) -> str:
     if not isinstance(secret, str) or not SECRET_MIN <= len(secret) <= SECRET_MAX:
-        raise InvalidSubscription(f"secret must be {SECRET_MIN} to {SECRET_MAX} characters")
-    if not secret.isascii() or not secret.isprintable() or secret.strip() != secret:
-        raise InvalidSubscription("secret must be printable ASCII without leading or trailing spaces")
+        raise InvalidSubscription(f"secret must be {SECRET_MIN} to {SECRET_MAX} characters", "secret")
+    if not re.fullmatch(SECRET_PATTERN, secret):
+        raise InvalidSubscription("secret must be printable ASCII without leading or trailing spaces", "secret")
     return secret
 
 
@@ -132,36 +189,44 @@ def new_secret() -> str:
     return "whsec_" + _secrets.token_urlsafe(32)
 
 
-def _target(act_id: str | None, unit_id: str | None, query: str | None, k: int | None,
-            retriever: str | None) -> dict:
-    """The kind and target columns of a request, validated."""
+def _target(layout: Layout, act_id: str | None, unit_id: str | None, query: str | None, k: int | None,
+            retriever: str | None, reads=None) -> dict:
+    """The kind and target columns of a request, validated (the unit against the held versions)."""
     if unit_id is not None and query is not None:
-        raise InvalidSubscription("give a unit_id or a query, not both")
+        raise InvalidSubscription("give a unit_id or a query, not both", "query")
     if unit_id is not None:
         m = UNIT_ID.match(unit_id) if isinstance(unit_id, str) else None
         if m is None:
-            raise InvalidSubscription(f"unit_id must look like 'pl:kc:art:415' or 'pl:kc:art:415:par:1', got {unit_id!r}")
-        if act_id is not None and act_id != m["act"]:
-            raise InvalidSubscription(f"unit {unit_id} is not of act {act_id}")
-        _known_act(m["act"])
-        return {"kind": "unit", "act_id": m["act"], "unit_id": unit_id}
+            raise InvalidSubscription(f"unit_id must look like 'pl:kc:art:415' or 'pl:kc:art:415:par:1', "
+                                      f"got {unit_id!r}", "unit_id")
+        unit_act = unit_id.split(":", 2)[0] + ":" + unit_id.split(":", 2)[1]
+        if act_id is not None and act_id != unit_act:
+            raise InvalidSubscription(f"unit {unit_id} is not of act {act_id}", "act")
+        if k is not None or retriever is not None:
+            raise InvalidSubscription("k and retriever apply to a query subscription only", "k" if k is not None
+                                      else "retriever")
+        _known_act(unit_act, "unit_id")
+        _held_unit(layout, unit_act, unit_id, reads)
+        return {"kind": "unit", "act_id": unit_act, "unit_id": unit_id}
     if not isinstance(act_id, str) or not ACT_ID.match(act_id):
-        raise InvalidSubscription(f"act_id must look like 'pl:kc' (or give a unit_id), got {act_id!r}")
+        raise InvalidSubscription(f"act_id must look like 'pl:kc' (or give a unit_id), got {act_id!r}", "act")
     _known_act(act_id)
     if query is None:
-        if k is not None:
-            raise InvalidSubscription("k applies to a query subscription only")
+        if k is not None or retriever is not None:
+            raise InvalidSubscription("k applies to a query subscription only" if k is not None else
+                                      "retriever applies to a query subscription only",
+                                      "k" if k is not None else "retriever")
         return {"kind": "act", "act_id": act_id}
     from pipelines.retrieval.service import InvalidRequest, build_request
 
     k = 10 if k is None else k
     retriever = retriever or "hybrid"
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_QUERY_K:
-        raise InvalidSubscription(f"k must be between 1 and {MAX_QUERY_K}, got {k!r}")
+        raise InvalidSubscription(f"k must be between 1 and {MAX_QUERY_K}, got {k!r}", "k")
     try:
         request = build_request(query, k=k, retriever=retriever, acts=[act_id])
     except InvalidRequest as exc:
-        raise InvalidSubscription(str(exc)) from None
+        raise InvalidSubscription(str(exc), "retriever" if "retriever" in str(exc) else "query") from None
     return {"kind": "query", "act_id": act_id, "query": request.query, "k": k, "retriever": retriever}
 
 
@@ -188,14 +253,15 @@ class SubscriptionStore:
     # -- the API's operations --------------------------------------------------------------------
     def create(self, *, url: str, secret: str | None = None, act_id: str | None = None, unit_id: str | None = None,
                query: str | None = None, k: int | None = None, retriever: str | None = None,
-               owner: str | None = None, description: str | None = None) -> Created:
-        target = _target(act_id, unit_id, query, k, retriever)
+               owner: str | None = None, description: str | None = None, reads=None) -> Created:
         url = validate_url(url)
         secret = new_secret() if secret is None else validate_secret(secret)
         if description is not None and (not isinstance(description, str) or len(description) > MAX_DESCRIPTION):
-            raise InvalidSubscription(f"description must be text of at most {MAX_DESCRIPTION} characters")
+            raise InvalidSubscription(f"description must be text of at most {MAX_DESCRIPTION} characters",
+                                      "description")
         if owner is not None and not isinstance(owner, str):
-            raise InvalidSubscription("owner must be a string")
+            raise InvalidSubscription("owner must be a string", "owner")
+        target = _target(self.layout, act_id, unit_id, query, k, retriever, reads)
         sub = Subscription(id="sub_" + _secrets.token_hex(12), url=url, owner=owner, description=description,
                            created_at=self.clock().astimezone(dt.timezone.utc), **target)
         with db.transaction(self.conn) as c:
@@ -250,7 +316,8 @@ class SubscriptionStore:
 
 def create_subscription(layout: Layout, **request) -> Created:
     """Create a subscription (keyword arguments of :meth:`SubscriptionStore.create`).
-    :class:`InvalidSubscription` when the request is not valid."""
+    :class:`InvalidSubscription` when the request is not valid, :class:`UnknownTarget` (a subclass)
+    when its act or unit is not there."""
     store = SubscriptionStore(layout)
     try:
         return store.create(**request)

@@ -36,8 +36,10 @@ def test_one_notification_asset_per_published_asset_partitioned_like_it():
     assert german.partitions_def == graph.get(dg.AssetKey(["de", "statutes", "published"])).partitions_def
     assert defs.resolve_job_def("pl_kc_notify").partitions_def.name == "pl_kc_versions"
     assert defs.resolve_job_def("de_statutes_notify") and defs.resolve_job_def("webhook_deliver")
-    for name in ("subscription_notify", "webhook_outbox"):  # off until an operator turns them on
-        assert defs.resolve_sensor_def(name).default_status == dg.DefaultSensorStatus.STOPPED
+    # notifications run after publications once an operator turns them on; the delivery worker is on
+    # by default: nothing else comes back for retries and events a crashed sender left behind
+    assert defs.resolve_sensor_def("subscription_notify").default_status == dg.DefaultSensorStatus.STOPPED
+    assert defs.resolve_sensor_def("webhook_outbox").default_status == dg.DefaultSensorStatus.RUNNING
 
 
 @pytest.fixture
@@ -51,6 +53,7 @@ def kc_home(corpus_home: Path, tmp_path: Path) -> Layout:
 def _materialize(layout: Layout, version: str, monkeypatch: pytest.MonkeyPatch) -> dg.MaterializeResult:
     monkeypatch.setenv("LEXPIPE_WEBHOOK_TIMEOUT_S", "5")
     monkeypatch.setenv("LEXPIPE_WEBHOOK_MAX_ATTEMPTS", "1")  # no backoff wait in this test
+    monkeypatch.setenv("LEXPIPE_API_WEBHOOK_ALLOW_NETWORKS", "127.0.0.1")  # the receivers' address
     with dg.DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions("pl_kc_versions", [OLD, NEW])
         result = dg.materialize([subscriptions.POLISH["pl:kc"]], partition_key=version, instance=instance,
@@ -112,3 +115,27 @@ def test_the_outbox_sensor_starts_a_delivery_run_only_when_one_is_due(tmp_path: 
                                   {})], now=0.0)
         request = subscriptions.webhook_outbox(dg.build_sensor_context(instance=instance, resources={"storage": storage}))
         assert isinstance(request, dg.RunRequest) and request.tags["lexpipe/webhooks_due"] == "1"
+
+
+def test_the_outbox_sensor_resumes_an_event_whose_sender_died(tmp_path: Path, monkeypatch):
+    """An event claimed by a process that was killed (pending, its lease expired): the sensor sees it
+    due and the webhook_deliver job delivers it with the same id."""
+    import time
+
+    monkeypatch.setenv("LEXPIPE_API_WEBHOOK_ALLOW_NETWORKS", "127.0.0.1")
+    layout = Layout(tmp_path / "home")
+    storage = CorpusStorage(home=str(layout.home))
+    with Receiver() as rx, dg.DagsterInstance.ephemeral() as instance:
+        sub = SubscriptionStore(layout).create(url=rx.url, act_id="pl:kc", secret=SECRET).subscription
+        eid = "evt_" + "1" * 32
+        outbox = Outbox(layout)
+        outbox.add([Event(eid, sub.id, "act.changed", "pl:kc", OLD, NEW, sub.url, "2025-01-01T00:00:00Z", {"a": 1})],
+                   now=time.time() - 120)
+        assert outbox.claim(now=time.time() - 120, lease_s=40) is not None  # the dead sender's lease: expired
+        outbox.close()
+        request = subscriptions.webhook_outbox(dg.build_sensor_context(instance=instance, resources={"storage": storage}))
+        assert isinstance(request, dg.RunRequest)
+        result = subscriptions.webhook_deliver.execute_in_process(instance=instance, resources={"storage": storage})
+        assert result.success
+    assert [r.event_id for r in rx.received] == [eid]
+    assert Outbox(layout).get(eid).status == "delivered"

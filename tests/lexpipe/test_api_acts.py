@@ -80,8 +80,8 @@ def test_diff_between_the_versions(client, corpus_home):
 
 
 @pytest.mark.parametrize("params,status,fragment", [
-    ({"from": NEW, "to": OLD}, 422, "must be older than"),
-    ({"from": NEW, "to": NEW}, 422, "the same version"),
+    ({"from": NEW, "to": OLD}, 404, "must be older than"),  # no such diff: diffs run from older to newer
+    ({"from": NEW, "to": NEW}, 404, "the same version"),
     ({"from": OLD, "to": "2025-01-01"}, 404, "no published version 2025-01-01"),
     ({"from": "2024-12-1", "to": NEW}, 422, "from must be a date"),
     ({"from": OLD, "to": "newest"}, 422, "to must be a date"),
@@ -97,7 +97,8 @@ def test_diff_refusals(client, params, status, fragment):
     ("/acts/pl:kc/versions/2020-01-01", 404, "no published version 2020-01-01; held: 2024-12-19, 2025-11-13"),
     ("/acts/pl:kc/versions/current", 422, "version must be a date"),
     ("/acts/pl:kk/toc", 404, "no published version of pl:kk"),
-    ("/acts/pl:kc/toc?as_of=2024-01-01", 422, "before the oldest held version"),
+    ("/acts/pl:kc/toc?as_of=2024-01-01", 404, "before the oldest held version"),
+    ("/acts/PL-KC", 422, "act must be an act id like pl:kc"),
     ("/acts/pl:kc/toc?as_of=2024-1-1", 422, "as_of must be a date"),
     ("/acts/pl:xx/diff?from=2024-12-19&to=2025-11-13", 404, "unknown act"),
 ])
@@ -108,7 +109,7 @@ def test_refusals(client, path, status, fragment):
 
 def test_diff_without_its_parameters_is_422(client):
     r = client.get("/acts/pl:kc/diff", params={"from": OLD})
-    assert r.status_code == 422 and r.json()["error"] == "invalid request"
+    assert r.status_code == 422 and r.json()["field"] == "to" and r.json()["message"] == "to is required"
 
 
 def test_openapi_describes_the_read_endpoints(client):

@@ -53,21 +53,36 @@ def test_since_a_timestamp_and_one_act(client):
     assert client.get("/changes", params={"act": "de:bgb"}).json()["entries"] == []
 
 
-@pytest.mark.parametrize("params,message", [
-    ({"since": "yesterday"}, "ISO 8601"), ({"act": "KC"}, "act must look like"),
+@pytest.mark.parametrize("params,status,field,message", [
+    ({"since": "yesterday"}, 422, "since", "RFC 3339 timestamp"),
+    ({"since": "2025-02-30"}, 422, "since", "RFC 3339 timestamp"),
+    ({"act": "KC"}, 422, "act", "an act id like pl:kc"),
+    ({"act": "pl:zz"}, 404, "act", "unknown act 'pl:zz'"),  # the issue: 200 with an empty page
 ])
-def test_bad_parameters_are_400(client, params, message):
-    r = client.get("/changes", params=params)
-    assert r.status_code == 400 and message in r.json()["detail"]
+def test_bad_parameters(client, params, status, field, message):
+    for path in ("/changes", "/changes.atom"):
+        r = client.get(path, params=params)
+        assert r.status_code == status and r.json()["field"] == field and message in r.json()["message"], r.text
 
 
-def test_a_tampered_cursor_is_400(client):
+def test_since_empty_or_a_date_or_any_rfc_3339_timestamp(client):
+    every = client.get("/changes").json()["entries"]
+    assert client.get("/changes", params={"since": ""}).json()["entries"] == every
+    assert client.get("/changes", params={"since": "2000-01-01"}).json()["entries"] == every
+    assert client.get("/changes", params={"since": "2000-01-01t00:00:00.123456789+02:00"}).json()["entries"] == every
+
+
+def test_a_tampered_cursor_is_404(client):
+    """A cursor shaped like one but not issued by the feed names no position: 404 (a malformed one 422)."""
     cursor = client.get("/changes", params={"limit": 1}).json()["next_cursor"]
     head, body, check = cursor.split(".")
-    for bad in (cursor[:-3], f"{head}.{body[:-2]}AA.{check}", cursor + "x"):
+    for bad in (f"{head}.{body[:-2]}AA.{check}", f"{head}.{body}.{check[:-2]}AA"):
         for path in ("/changes", "/changes.atom"):
             r = client.get(path, params={"since": bad})
-            assert r.status_code == 400 and "invalid cursor" in r.json()["detail"], (bad, r.text)
+            assert r.status_code == 404 and "invalid cursor" in r.json()["message"], (bad, r.text)
+    for bad in (cursor[:-3], cursor + "x"):
+        r = client.get("/changes", params={"since": bad})
+        assert r.status_code == 422 and r.json()["field"] == "since", (bad, r.text)
 
 
 def test_limit_out_of_range_is_422(client):
@@ -94,4 +109,8 @@ def test_one_publication_and_404s(client):
     for path in ("/changes/pl:kc/2020-01-01", "/changes/de:bgb/2024-11-28"):
         r = client.get(path)
         assert r.status_code == 404 and "not published" in r.json()["detail"]
-    assert client.get("/changes/kc/2020-01-01").status_code == 400
+    assert client.get("/changes/kc/2020-01-01").status_code == 422
+    r = client.get("/changes/pl:kc/2025-02-30")  # the issue: 404 "not published"
+    assert (r.status_code, r.json()["field"]) == (422, "version") and "real date" in r.json()["message"]
+    r = client.get("/changes/pl:zz/2025-11-13")
+    assert (r.status_code, r.json()["field"]) == (404, "act")

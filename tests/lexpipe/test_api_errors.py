@@ -66,5 +66,35 @@ def test_an_unexpected_error_is_a_logged_500(corpus_home, caplog):
 
     reads.unit = broken
     r = TestClient(create_app(reads=reads), raise_server_exceptions=False).get("/units/pl:kc:art:1")
-    assert r.status_code == 500 and r.json() == {"detail": "internal error (logged)"}
+    assert r.status_code == 500 and r.json() == {"status": 500, "field": None, "message": "internal error (logged)",
+                                                 "detail": "internal error (logged)"}
     assert "disk on fire" not in r.text and "unexpected error answering GET /units/pl:kc:art:1" in caplog.text
+
+
+@pytest.mark.parametrize("path", ["/search", "/citations/resolve"])
+@pytest.mark.parametrize("content,message", [
+    (b'{"q": "\xff\xfe umowa", "text": "\xff"}', "not valid JSON in UTF-8"),  # the issue: 400 in another shape
+    (b'{"q": ', "not valid JSON"),
+])
+def test_a_body_that_is_not_json_or_not_utf8_is_422_in_the_one_shape(client, path, content, message):
+    r = client.post(path, content=content, headers={"Content-Type": "application/json"})
+    assert r.status_code == 422 and r.json()["field"] == "body" and message in r.json()["message"], r.text
+    assert set(r.json()) == {"status", "field", "message", "detail"}
+
+
+@pytest.mark.parametrize("method,path,allow", [
+    ("DELETE", "/search", "GET, POST"), ("PUT", "/search", "GET, POST"), ("OPTIONS", "/search", "GET, POST"),
+    ("PATCH", "/subscriptions", "GET, POST"), ("PUT", "/subscriptions/sub_" + "0" * 24, "DELETE, GET"),
+    ("POST", "/units/pl:kc:art:1", "GET"), ("DELETE", "/changes", "GET"),
+])
+def test_405_lists_every_method_the_path_has(client, method, path, allow):
+    """The issue: a 405 whose Allow header listed one method (/search has GET and POST)."""
+    r = client.request(method, path)
+    assert r.status_code == 405 and r.headers["allow"] == allow, (r.status_code, r.headers.get("allow"))
+    assert r.json()["status"] == 405 and allow in r.json()["message"]
+
+
+def test_an_unknown_path_is_404_in_the_one_shape(client):
+    r = client.get("/nothing/here")
+    assert r.status_code == 404 and r.json() == {"status": 404, "field": None, "message": r.json()["message"],
+                                                 "detail": r.json()["message"]}

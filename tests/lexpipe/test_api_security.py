@@ -38,12 +38,13 @@ def app_for(tmp_path: Path, clock=None, **api):
     return create_app(layout=layout, settings=settings, clock=clock, resolve=lambda host: ["93.184.215.14"])
 
 
-def test_writes_are_rate_limited_per_client_with_retry_after(tmp_path):
+def test_writes_are_rate_limited_per_key_with_retry_after(tmp_path):
     clock = Clock()
     c = TestClient(app_for(tmp_path, clock, api_rate_write_burst=3, api_rate_write_per_s=0.25))
     assert [c.get("/subscriptions", headers=AUTH).status_code for _ in range(3)] == [200] * 3
     r = c.get("/subscriptions", headers=AUTH)
-    assert r.status_code == 429 and r.headers["Retry-After"] == "4" and "rate limit of writes" in r.json()["detail"]
+    assert r.status_code == 429 and r.headers["Retry-After"] == "4" and "rate limit of writes" in r.json()["message"]
+    assert r.json() == {"status": 429, "field": None, "message": r.json()["message"], "detail": r.json()["message"]}
     assert c.get("/changes").status_code == 200  # reads have their own bucket
     clock.t += 3.9
     assert c.get("/subscriptions", headers=AUTH).status_code == 429
@@ -51,15 +52,55 @@ def test_writes_are_rate_limited_per_client_with_retry_after(tmp_path):
     assert c.get("/subscriptions", headers=AUTH).status_code == 200
 
 
-def test_reads_are_rate_limited_and_unauthenticated_writes_count_too(tmp_path):
+def test_reads_without_a_key_are_rate_limited_per_address(tmp_path):
     clock = Clock()
-    c = TestClient(app_for(tmp_path, clock, api_rate_read_burst=2, api_rate_read_per_s=1,
-                           api_rate_write_burst=2))
+    app = app_for(tmp_path, clock, api_rate_read_burst=2, api_rate_read_per_s=1)
+    c = TestClient(app, client=("198.51.100.7", 40000))
     assert [c.get("/changes").status_code for _ in range(3)] == [200, 200, 429]
     assert c.get("/changes").headers["Retry-After"] == "1"
-    assert [c.get("/subscriptions").status_code for _ in range(3)] == [401, 401, 429]  # guessing keys is limited
+    assert TestClient(app, client=("198.51.100.8", 40000)).get("/changes").status_code == 200  # another address
+    assert c.get("/changes", headers=AUTH).status_code == 200  # a valid key reads on its own bucket
     clock.t += 1
     assert c.get("/changes").status_code == 200
+
+
+def test_bad_keys_from_an_address_never_throttle_a_valid_key_from_it(tmp_path):
+    """The issue's repro: after 30 bad API keys from one address a valid key from the same address got
+    429, even on GET /subscriptions. Failed authentication now has a bucket of its own."""
+    clock = Clock()
+    app = app_for(tmp_path, clock)  # the defaults: 30 failed authentications at once, then one every 2 s
+    c = TestClient(app, client=("203.0.113.5", 40000))
+    codes = [c.get("/subscriptions", headers={"Authorization": f"Bearer lxp_guess{i}"}).status_code
+             for i in range(31)]
+    assert codes == [401] * 30 + [429]  # guessing is throttled …
+    r = c.get("/subscriptions", headers={"X-API-Key": "lxp_guess-again"})
+    assert r.status_code == 429 and "without a valid API key" in r.json()["message"]
+    assert c.post("/subscriptions", json={"url": "https://hooks.example.com/x", "act": "pl:kc"}).status_code == 429
+    # … but the valid key from the same address is served, writes and reads, and so are anonymous reads
+    assert c.get("/subscriptions", headers=AUTH).status_code == 200
+    assert c.post("/subscriptions", json={"url": "https://hooks.example.com/x", "act": "pl:kc"},
+                  headers=AUTH).status_code == 201
+    assert c.get("/changes", headers=AUTH).status_code == 200
+    assert c.get("/changes").status_code == 200
+    clock.t += 2  # the failed-authentication bucket refills like any other
+    assert c.get("/subscriptions", headers={"Authorization": "Bearer lxp_guess"}).status_code == 401
+
+
+def test_a_valid_keys_limit_is_per_key_across_addresses(tmp_path):
+    clock = Clock()
+    other, other_digest = new_key()
+    layout = Layout(tmp_path / "home")
+    app = create_app(layout=layout, clock=clock, settings=Settings(
+        home=layout.home, api_key_hashes=f"{DIGEST},{other_digest}", api_rate_write_burst=2,
+        api_rate_write_per_s=0.1))
+    a = TestClient(app, client=("192.0.2.1", 1000))
+    b = TestClient(app, client=("192.0.2.2", 1000))
+    assert a.get("/subscriptions", headers=AUTH).status_code == 200
+    assert b.get("/subscriptions", headers=AUTH).status_code == 200  # the same key from elsewhere: same bucket
+    assert a.get("/subscriptions", headers=AUTH).status_code == 429
+    assert b.get("/subscriptions", headers=AUTH).status_code == 429
+    # another key, from the same addresses, has its own limit
+    assert [a.get("/subscriptions", headers={"X-API-Key": other}).status_code for _ in range(3)] == [200, 200, 429]
 
 
 def test_per_key_bucket_across_client_addresses():
@@ -175,7 +216,7 @@ def test_keys_never_reach_uvicorn_access_or_error_logs(tmp_path, caplog):
                               headers=AUTH).status_code == 201
                 assert h.get("/subscriptions", headers={"X-API-Key": KEY}).status_code == 200
                 assert h.get("/subscriptions", headers={"Authorization": f"Bearer {KEY}z"}).status_code == 401
-                assert h.get("/events/evt_x", headers=AUTH).status_code == 404
+                assert h.get("/events/evt_" + "0" * 32, headers=AUTH).status_code == 404
         finally:
             server.should_exit = True
             thread.join(10)

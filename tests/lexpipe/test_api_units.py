@@ -114,18 +114,31 @@ def test_history_of_a_paragraph_and_of_an_unchanged_unit(client):
     ("/units/pl:kc:art:99999?as_of=2025-01-01", 404, "no held version of pl:kc"),
     ("/units/pl:kc:art:415:par:1", 404, "unknown unit"),  # art. 415 k.c. has no §
     ("/units/pl:xx:art:1", 404, "unknown act 'pl:xx'"),
-    ("/units/nonsense", 404, "unit ids look like"),
+    ("/units/nonsense", 422, "unit_id must be a unit id like pl:kc:art:415"),
     ("/units/pl:kc:art:647^1:par:1^1?as_of=2025-01-01", 404, "it is in version(s) 2025-11-13"),
-    ("/units/pl:kc:art:1?as_of=2024-12-18", 422, "before the oldest held version of pl:kc (2024-12-19)"),
-    ("/units/pl:kc:art:1?as_of=1900-01-01", 422, "before the oldest held version"),
+    ("/units/pl:kc:art:1?as_of=2024-12-18", 404, "before the oldest held version of pl:kc (2024-12-19)"),
+    ("/units/pl:kc:art:1?as_of=1900-01-01", 404, "before the oldest held version"),
     ("/units/pl:kc:art:1?as_of=2024-13-45", 422, "as_of must be a real date"),
     ("/units/pl:kc:art:1?as_of=2025-02-29", 422, "as_of must be a real date"),
     ("/units/pl:kc:art:1?as_of=31.12.2024", 422, "as_of must be a date YYYY-MM-DD"),
     ("/units/pl:kc:art:1?as_of=20241231", 422, "as_of must be a date YYYY-MM-DD"),
-    ("/units/pl:kc:art:1?as_of=", 422, "as_of must be a date YYYY-MM-DD"),
     ("/units/pl:kc:art:99999/history", 404, "no held version of pl:kc"),
     ("/units/pl:yy:art:1/history", 404, "unknown act"),
 ])
 def test_bad_input_is_404_or_422_with_a_message(client, path, status, fragment):
     r = client.get(path)
     assert r.status_code == status and fragment in r.json()["detail"], r.text
+
+
+def test_an_empty_as_of_is_today_as_documented(client):
+    """The issue: ``as_of=`` was 422 though the docs say the date defaults to today."""
+    empty, absent = client.get("/units/pl:kc:art:1?as_of="), client.get("/units/pl:kc:art:1")
+    assert empty.status_code == absent.status_code == 200 and empty.json() == absent.json()
+
+
+def test_refusals_have_the_one_shape(client):
+    for path, status, field in (("/units/pl:kc:art:1?as_of=2025-02-30", 422, "as_of"),
+                                ("/units/pl:kc:art:99999", 404, "unit_id"), ("/units/pl:zz:art:1", 404, "act"),
+                                ("/units/pl:kc:art:1?as_of=1990-01-01", 404, "as_of")):
+        body = client.get(path).json()
+        assert body == {"status": status, "field": field, "message": body["message"], "detail": body["message"]}

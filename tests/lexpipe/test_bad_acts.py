@@ -237,12 +237,12 @@ def client(registry_env):
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
 @pytest.mark.parametrize("acts", [["pl:xx"], ["pl:kc", "pl:xx"]])
-def test_an_unknown_act_id_in_the_api_is_a_400_naming_the_known_ids(client, method, acts):
+def test_an_unknown_act_id_in_the_api_is_a_404_naming_the_known_ids(client, method, acts):
     if method == "GET":
         r = client.get("/search", params={"q": "umowa", "act": acts})
     else:
         r = client.post("/search", json={"q": "umowa", "act": acts})
-    assert r.status_code == 400, r.text
+    assert r.status_code == 404 and r.json()["field"] == "act", r.text  # an unknown act is 404 everywhere
     detail = r.json()["detail"]
     assert detail.startswith("unknown act 'pl:xx'; known acts: "), detail
     assert all(a in detail for a in ("pl:kc", "pl:kk", "de:bgb", "de:cases")), detail

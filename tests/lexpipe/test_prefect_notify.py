@@ -27,7 +27,8 @@ def home(corpus_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         shutil.copytree(corpus_home / part, dst / part, symlinks=True)
     for k, v in {"LEXPIPE_ENCODER": "hashing", "LEXPIPE_ELASTICSEARCH_URL": "", "LEXPIPE_WEBHOOK_TIMEOUT_S": "5",
                  "LEXPIPE_WEBHOOK_MAX_ATTEMPTS": "3", "LEXPIPE_WEBHOOK_BACKOFF_BASE_S": "0.05",
-                 "LEXPIPE_WEBHOOK_BACKOFF_MAX_S": "0.1", "LEXPIPE_WEBHOOK_RUN_BUDGET_S": "0"}.items():
+                 "LEXPIPE_WEBHOOK_BACKOFF_MAX_S": "0.1", "LEXPIPE_WEBHOOK_RUN_BUDGET_S": "0",
+                 "LEXPIPE_API_WEBHOOK_ALLOW_NETWORKS": "127.0.0.1"}.items():  # the receivers' address
         monkeypatch.setenv(k, v)
     return dst
 

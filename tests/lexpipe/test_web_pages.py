@@ -316,7 +316,7 @@ def test_cited_by_says_when_no_case_law_is_held(client):
     ("pl:kc:art:99999", {}, 404, "unknown unit 'pl:kc:art:99999'"),
     ("pl:zz:art:1", {}, 404, "unknown act 'pl:zz'"),
     (UNIT, {"as_of": "2025-02-30"}, 422, "as_of must be a real date YYYY-MM-DD"),
-    (UNIT, {"as_of": "1990-01-01"}, 422, "before the oldest held version"),
+    (UNIT, {"as_of": "1990-01-01"}, 404, "before the oldest held version"),
 ])
 def test_unit_errors_are_pages_with_the_read_layer_message(client, unit_id, params, status, message):
     doc = page(client, f"/ui/units/{unit_id}", status, **params)
@@ -398,3 +398,13 @@ def test_german_unit_page(gg_client):
     assert absatz.one("h1").text() == "Art. 1 Abs. 1 GG"
     assert absatz.one(id="unit-text").text().startswith("(1) Die Würde des Menschen ist unantastbar.")
     assert absatz.one(id="unit-text").attrs["lang"] == "de"  # the law's text keeps its language
+
+
+def test_unit_page_prints_superscripts_in_the_body_as_in_its_headings(client):
+    """Issue 26, point 5: the body printed ``§ 1^1`` (the corpus notation) under a heading ``§ 1¹``."""
+    doc = page(client, "/ui/units/pl:kc:art:109^4", as_of=NEW)
+    body = doc.one(id="unit-text").text()
+    assert "§ 1¹. Prokura może obejmować" in body and "^" not in body
+    assert "109⁴" in doc.one("h1").text()
+    cross = page(client, "/ui/units/pl:kc:art:43^1", as_of=NEW).one(id="unit-text").text()
+    assert "art. 33¹ § 1" in cross and "^" not in cross  # a cited article in the wording, too

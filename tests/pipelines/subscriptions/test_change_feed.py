@@ -67,13 +67,35 @@ def test_pages_follow_the_cursor_and_a_tampered_cursor_is_refused(corpus_home: P
     for bad in tampered:
         with pytest.raises(InvalidCursor, match="altered or truncated"):
             feed.changes(layout, since=bad)
-    with pytest.raises(FeedError, match="ISO 8601"):
+    with pytest.raises(FeedError, match="RFC 3339 timestamp") as bad_since:
         feed.changes(layout, since="last tuesday")
+    assert bad_since.value.field == "since" and not isinstance(bad_since.value, LookupError)  # malformed: 422
     with pytest.raises(FeedError, match="act must look like"):
         feed.changes(layout, act="Kodeks cywilny")
+    with pytest.raises(feed.UnknownAct, match="unknown act 'pl:zz'"):  # well formed, not in the registry: 404
+        feed.changes(layout, act="pl:zz")
     with pytest.raises(FeedError, match="limit"):
         feed.changes(layout, limit=0)
     assert feed.changes(layout, act="pl:kp").entries == []  # nothing of that act published here
+
+
+@pytest.mark.parametrize("since, expected", [
+    ("2025-11-13", "2025-11-13T00:00:00+00:00"),
+    ("2025-11-13T12:30:00Z", "2025-11-13T12:30:00+00:00"),
+    ("2025-11-13t12:30:00z", "2025-11-13T12:30:00+00:00"),  # RFC 3339 allows lower case
+    ("2025-11-13 12:30:00+02:00", "2025-11-13T10:30:00+00:00"),
+    ("2025-11-13T12:30:00.123456789Z", "2025-11-13T12:30:00.123456+00:00"),  # any fraction: microseconds kept
+    ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59+00:00"),  # a leap second
+])
+def test_since_takes_any_rfc_3339_timestamp_or_a_date(since, expected):
+    assert feed.parse_since(since) == ("time", dt.datetime.fromisoformat(expected))
+
+
+@pytest.mark.parametrize("since", ["2025-02-30", "2025-11-13T24:00:00Z", "2025-11-13T12:00:00", "20251113",
+                                   "2025-11-13T12:00:00+24:00", "yesterday"])
+def test_a_malformed_since_is_refused(since):
+    with pytest.raises(FeedError, match="RFC 3339"):
+        feed.parse_since(since)
 
 
 def test_the_atom_feed_parses_with_one_entry_per_publication(corpus_home: Path):

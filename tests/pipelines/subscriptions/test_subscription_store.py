@@ -12,13 +12,14 @@ from pipelines.subscriptions import db
 from pipelines.subscriptions.events import Event
 from pipelines.subscriptions.outbox import Outbox
 from pipelines.subscriptions.store import (InvalidSubscription, SubscriptionNotFound, SubscriptionStore,
-                                           create_subscription, delete_subscription, get_subscription,
-                                           list_subscriptions)
+                                           UnknownTarget, create_subscription, delete_subscription,
+                                           get_subscription, list_subscriptions)
 
 URL = "https://consumer.example/hooks/lexpipe"
 
 
-def test_the_three_kinds_and_what_the_api_sees(home):
+def test_the_three_kinds_and_what_the_api_sees(kc_home):
+    home = kc_home  # a unit subscription is checked against the held versions
     act = create_subscription(home, url=URL, act_id="pl:kc")
     unit = create_subscription(home, url=URL, unit_id="pl:kc:art:415", secret="s" * 20, owner="key-hash-1")
     query = create_subscription(home, url=URL, act_id="pl:kc", query="  umowa leasingu forma  ", k=5,
@@ -41,24 +42,44 @@ def test_the_three_kinds_and_what_the_api_sees(home):
     assert stat.S_IMODE(os.stat(db.subscriptions_dir(home)).st_mode) == 0o700
 
 
-@pytest.mark.parametrize("request_, message", [
-    ({"url": URL}, "act_id must look like"),
-    ({"url": URL, "act_id": "xx:nope"}, "unknown act"),
-    ({"url": URL, "unit_id": "pl:kc"}, "unit_id must look like"),
-    ({"url": URL, "unit_id": "pl:kc:art:415", "act_id": "pl:kp"}, "not of act pl:kp"),
-    ({"url": URL, "unit_id": "pl:kc:art:415", "query": "x"}, "not both"),
-    ({"url": URL, "act_id": "pl:kc", "query": " "}, "query is empty"),
-    ({"url": URL, "act_id": "pl:kc", "query": "umowa", "k": 0}, "k must be between"),
-    ({"url": URL, "act_id": "pl:kc", "query": "umowa", "retriever": "magic"}, "unknown retriever"),
-    ({"url": URL, "act_id": "pl:kc", "k": 5}, "k applies to a query"),
-    ({"url": "ftp://consumer.example/x", "act_id": "pl:kc"}, "http"),
-    ({"url": "https://consumer.example/x#frag", "act_id": "pl:kc"}, "fragment"),
-    ({"url": URL, "act_id": "pl:kc", "secret": "short"}, "secret must be"),
+@pytest.mark.parametrize("request_, message, field", [
+    ({"url": URL}, "act_id must look like", "act"),
+    ({"url": URL, "act_id": "xx:nope"}, "unknown act", "act"),
+    ({"url": URL, "unit_id": "pl:kc"}, "unit_id must look like", "unit_id"),
+    ({"url": URL, "unit_id": "pl:kc:art:415", "act_id": "pl:kp"}, "not of act pl:kp", "act"),
+    ({"url": URL, "unit_id": "pl:kc:art:415", "query": "x"}, "not both", "query"),
+    ({"url": URL, "act_id": "pl:kc", "query": " "}, "query is empty", "query"),
+    ({"url": URL, "act_id": "pl:kc", "query": "umowa", "k": 0}, "k must be between", "k"),
+    ({"url": URL, "act_id": "pl:kc", "query": "umowa", "retriever": "magic"}, "unknown retriever", "retriever"),
+    ({"url": URL, "act_id": "pl:kc", "k": 5}, "k applies to a query", "k"),
+    ({"url": "ftp://consumer.example/x", "act_id": "pl:kc"}, "http", "url"),
+    ({"url": "https://consumer.example/x#frag", "act_id": "pl:kc"}, "fragment", "url"),
+    ({"url": "https://user:pass@consumer.example/x", "act_id": "pl:kc"}, "must not carry credentials", "url"),
+    ({"url": "https://consumer.example/x y", "act_id": "pl:kc"}, "spaces", "url"),
+    ({"url": "https://consumer.example:70000/x", "act_id": "pl:kc"}, "not a URL", "url"),
+    ({"url": URL, "act_id": "pl:kc", "secret": "short"}, "secret must be", "secret"),
+    ({"url": URL, "act_id": "pl:kc", "secret": " leading space 0123456789"}, "printable ASCII", "secret"),
 ])
-def test_invalid_requests_are_refused_with_a_reason(home, request_, message):
-    with pytest.raises(InvalidSubscription, match=message):
+def test_invalid_requests_are_refused_with_a_reason(home, request_, message, field):
+    with pytest.raises(InvalidSubscription, match=message) as refused:
         create_subscription(home, **request_)
+    assert refused.value.field == field
     assert list_subscriptions(home) == []
+
+
+@pytest.mark.parametrize("unit_id", ["pl:kc:art:99999", "pl:kc:art:415:par:9", "pl:kc:book:SIÓDMA"])
+def test_a_unit_no_held_version_has_is_refused(kc_home, unit_id):
+    with pytest.raises(UnknownTarget, match="no held version of pl:kc") as refused:
+        create_subscription(kc_home, url=URL, unit_id=unit_id)
+    assert refused.value.field == "unit_id" and list_subscriptions(kc_home) == []
+
+
+def test_a_unit_of_an_act_with_no_held_version_cannot_be_checked(kc_home):
+    with pytest.raises(UnknownTarget, match="no version of pl:kp is held"):
+        create_subscription(kc_home, url=URL, unit_id="pl:kp:art:1")
+    # units of every kind that a held version has: in force, repealed, structure, only announced
+    for unit in ("pl:kc:art:2", "pl:kc:book:PIERWSZA:title:II", "pl:kc:art:647^1:par:1^1"):
+        assert create_subscription(kc_home, url=URL, unit_id=unit).subscription.unit_id == unit
 
 
 def test_delete_cancels_undelivered_events(home):

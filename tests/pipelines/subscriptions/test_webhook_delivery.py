@@ -145,3 +145,54 @@ def test_retry_after_reads_seconds_and_http_dates():
     assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412480 - 60) == 60
     assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412480 + 60) == 0
     assert retry_after_seconds("999999999", now=0) == delivery.RETRY_AFTER_MAX_S
+
+
+def test_a_hanging_receiver_never_delays_a_healthy_one(home):
+    """The issue: delivery was sequential, so one hanging receiver delayed every other subscriber by its
+    timeout on every attempt. The hanging one's event is first in line; the healthy one is served
+    within 1 s while the hanging one holds its sender until the timeout."""
+    import threading
+    import time
+
+    with Receiver(default=Answer(200, delay_s=4.0)) as hanging, Receiver() as healthy:
+        slow = _event_for(home, hanging.url)  # created first: first in line
+        fast = _event_for(home, healthy.url, to_version="2025-11-14")
+        d = _deliverer(home, FakeClock(), webhook_timeout_s=3.0, webhook_max_attempts=1, webhook_concurrency=4)
+        started = time.monotonic()
+        run = threading.Thread(target=lambda: setattr(d, "report", d.run()))
+        run.start()
+        healthy.wait_for(1, timeout_s=10)
+        run.join(30)
+        elapsed = time.monotonic() - started
+    assert [r.event_id for r in healthy.received] == [fast.id]
+    assert healthy.received[0].at - started < 1.0  # served at once, not after the hanging one's 3 s timeout
+    assert [r.event_id for r in hanging.received] == [slow.id] and hanging.received[0].at - started < 1.0
+    assert elapsed >= 3.0  # the hanging one really held its sender until the timeout
+    assert (d.report.delivered, d.report.dead_lettered) == (1, 1)
+    assert "timeout after 3 s" in delivery.event_status(home, slow.id).last_error
+    d.close()
+
+
+def test_one_subscription_is_sent_one_event_at_a_time(home):
+    """Concurrency is across subscriptions: a subscriber never gets two of its events at once (a
+    receiver may rely on it), and a second run sees its events as busy while a sender holds one."""
+    with Receiver(default=Answer(200, delay_s=0.4)) as rx:
+        sub = SubscriptionStore(home, clock=lambda: PAST).create(url=rx.url, act_id="pl:kc", secret=SECRET).subscription
+        outbox = Outbox(home)
+        ids = []
+        for v in ("2025-11-13", "2025-11-14", "2025-11-15"):
+            eid = event_id(sub.id, "pl:kc", "2024-12-19", v)
+            outbox.add([Event(eid, sub.id, "act.changed", "pl:kc", "2024-12-19", v, rx.url, "2025-11-13T00:00:00Z",
+                              {"id": eid})], now=0.0)
+            ids.append(eid)
+        first = outbox.claim(now=1.0, lease_s=60)
+        assert first is not None and outbox.claim(now=1.0, lease_s=60) is None  # the subscription is busy
+        outbox.conn.execute("UPDATE events SET lease_until = NULL")  # released
+        outbox.close()
+        d = _deliverer(home, FakeClock(), webhook_concurrency=8)
+        report = d.run()
+        d.close()
+    assert report.delivered == 3
+    arrivals = [r.at for r in rx.received]
+    assert all(b - a >= 0.35 for a, b in zip(arrivals, arrivals[1:]))  # each after the previous one's answer
+    assert sorted(r.event_id for r in rx.received) == sorted(ids)
