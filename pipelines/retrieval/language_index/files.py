@@ -60,6 +60,29 @@ def save_table(path: Path, table: pa.Table) -> None:
         raise
 
 
+def save_batches(path: Path, column: pa.ChunkedArray | pa.Array, name: str, rows: int, compression: str = "zstd") -> None:
+    """One column as an Arrow IPC file of record batches of exactly ``rows`` rows (the last one
+    shorter), compressed: batch i holds rows i·rows … — a reader decompresses only the batches it
+    needs."""
+    fd, tmp = _tmp(path)
+    os.close(fd)
+    schema = pa.schema([(name, column.type)])
+    try:
+        with pa.OSFile(tmp, "wb") as sink:
+            with pa.ipc.new_file(sink, schema, options=pa.ipc.IpcWriteOptions(compression=compression)) as writer:
+                for start in range(0, len(column), rows):
+                    part = column.slice(start, rows)
+                    if isinstance(part, pa.ChunkedArray):
+                        part = part.combine_chunks()
+                    writer.write_batch(pa.record_batch([part], schema=schema))
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def load_table(path: Path) -> pa.Table:
     """The table of an Arrow IPC file, memory-mapped."""
     return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()

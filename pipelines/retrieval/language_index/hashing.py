@@ -23,20 +23,17 @@ P = 0x9E3779B97F4A7C15  # odd multiplier (the golden-ratio constant)
 LEN_MIX = 0xD6E8FEB86659FD93
 UNDERSCORE = ord("_")
 
-_powers = np.ones(1, dtype=np.uint64)
+_powers = np.array([1, P], dtype=np.uint64)
 
 
 def _pow_table(n: int) -> np.ndarray:
-    """P**i mod 2**64 for i in 0..n (grown on demand, wrapping uint64 arithmetic)."""
+    """P**i mod 2**64 for i in 0..n (grown on demand by doubling, wrapping uint64 arithmetic)."""
     global _powers
     if len(_powers) <= n:
-        size = max(n + 1, 2 * len(_powers), 256)
-        out = np.empty(size, dtype=np.uint64)
-        out[0] = 1
-        p = np.uint64(P)
+        out = _powers
         with np.errstate(over="ignore"):
-            for i in range(1, size):  # once per process, a few hundred steps
-                out[i] = out[i - 1] * p
+            while len(out) <= n:
+                out = np.concatenate((out, out * (out[-1] * np.uint64(P))))
         _powers = out
     return _powers
 

@@ -18,6 +18,7 @@ Python loop per posting).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -74,9 +75,21 @@ def _group(h: np.ndarray, doc: np.ndarray, tf: np.ndarray) -> Postings:
     """Postings from (hash, row, tf) triples sorted by hash, rows ascending within a hash."""
     if not len(h):
         return Postings.empty()
-    starts = np.flatnonzero(np.concatenate(([True], h[1:] != h[:-1])))
-    off = np.concatenate((starts, [len(h)])).astype(np.int64)
-    return Postings(h[starts].copy(), off, doc.astype(np.uint32), np.minimum(tf, TF_MAX).astype(np.uint16))
+    change = np.empty(len(h), dtype=bool)
+    change[0] = True
+    np.not_equal(h[1:], h[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    del change
+    off = np.empty(len(starts) + 1, np.int64)
+    off[:-1], off[-1] = starts, len(h)
+    return Postings(h[starts], off, doc.astype(np.uint32, copy=False), tf.astype(np.uint16, copy=False))
+
+
+_EMPTY = (np.zeros(0, np.uint64), np.zeros(0, np.uint32), np.zeros(0, np.uint16))
+
+
+def _tf(counts: np.ndarray) -> np.ndarray:
+    return np.minimum(counts, TF_MAX).astype(np.uint16)
 
 
 def _batch(texts: pa.Array, first_row: int) -> tuple[dict[str, tuple], dict[str, np.ndarray]]:
@@ -96,20 +109,21 @@ def _batch(texts: pa.Array, first_row: int) -> tuple[dict[str, tuple], dict[str,
     lengths = {"terms": lens.astype(np.int32), "bigrams": np.maximum(lens - 1, 0).astype(np.int32)}
     out: dict[str, tuple] = {}
     if not len(values):
-        empty = (np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.int64))
-        return {f: empty for f in FIELDS}, lengths
+        return {f: _EMPTY for f in FIELDS}, lengths
     enc = values.cast(pa.large_string()).dictionary_encode()
     idx = enc.indices.to_numpy().astype(np.int64)
     poly, blen = hashing.poly_of(enc.dictionary)
     vocab = len(enc.dictionary)
     doc = parents
 
-    # unigrams: one sort of (term index, row)
-    keys, tf = np.unique(idx * nb + doc, return_counts=True)
-    t_idx, t_doc = keys // nb, keys % nb
-    h = hashing.finish(poly, blen)[t_idx]
-    order = np.argsort(h, kind="stable")
-    out["terms"] = (h[order], t_doc[order] + first_row, tf[order])
+    # unigrams: the batch's terms renumbered in hash order, then one sort of (rank, row) is the
+    # postings' final order (no second sort by hash)
+    hd = hashing.finish(poly, blen)
+    by_hash = np.argsort(hd)
+    rank = np.empty(vocab, np.int64)
+    rank[by_hash] = np.arange(vocab)
+    keys, tf = np.unique(rank[idx] * nb + doc, return_counts=True)
+    out["terms"] = (hd[by_hash][keys // nb], (keys % nb + first_row).astype(np.uint32), _tf(tf))
 
     # bigrams: adjacent terms of one row
     same = doc[1:] == doc[:-1]
@@ -121,13 +135,14 @@ def _batch(texts: pa.Array, first_row: int) -> tuple[dict[str, tuple], dict[str,
         bp, bl = hashing.bigram_poly(poly[pa_], blen[pa_], poly[pb_], blen[pb_])
         h = hashing.finish(bp, bl)
         order = np.argsort(h, kind="stable")
-        out["bigrams"] = (h[order], b_doc[order] + first_row, tf[order])
+        out["bigrams"] = (h[order], (b_doc[order] + first_row).astype(np.uint32), _tf(tf[order]))
     else:
-        out["bigrams"] = (np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        out["bigrams"] = _EMPTY
     return out, lengths
 
 
-def build(texts: pa.Array | pa.ChunkedArray, batch_rows: int = BATCH_ROWS) -> tuple[dict[str, Postings], dict[str, np.ndarray]]:
+def build(texts: pa.Array | pa.ChunkedArray, batch_rows: int = BATCH_ROWS,
+          threads: int = 2) -> tuple[dict[str, Postings], dict[str, np.ndarray]]:
     """Postings and row lengths of both fields; ``texts``: each row's analysed terms joined by
     single spaces (the stored ``text_analyzed``)."""
     if isinstance(texts, pa.ChunkedArray):
@@ -135,33 +150,48 @@ def build(texts: pa.Array | pa.ChunkedArray, batch_rows: int = BATCH_ROWS) -> tu
     if not isinstance(texts, pa.Array):
         texts = join_terms(texts)
     texts = texts.cast(pa.large_string())
-    parts: dict[str, list[tuple]] = {f: [] for f in FIELDS}
-    lengths: dict[str, list[np.ndarray]] = {f: [] for f in FIELDS}
-    for start in range(0, len(texts), batch_rows):
-        triples, lens = _batch(texts.slice(start, batch_rows), start)
-        for f in FIELDS:
-            parts[f].append(triples[f])
-            lengths[f].append(lens[f])
+    starts = list(range(0, len(texts), batch_rows))
+    # batches side by side: Arrow's kernels and numpy's sorts release the GIL (two threads on two
+    # cores: see the package docstring for the build figures)
+    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(starts)))) as pool:
+        results = list(pool.map(lambda s: _batch(texts.slice(s, batch_rows), s), starts))
+    lengths = {f: (np.concatenate([r[1][f] for r in results]) if results else np.zeros(0, np.int32)) for f in FIELDS}
     postings = {}
     for f in FIELDS:
-        postings[f] = _combine(parts[f])
-        parts[f] = []
-    return postings, {f: (np.concatenate(lengths[f]) if lengths[f] else np.zeros(0, np.int32)) for f in FIELDS}
+        parts = [r[0][f] for r in results]
+        for r in results:
+            r[0][f] = None  # free each batch's triples as soon as they are merged
+        postings[f] = _combine(parts)
+        del parts
+    return postings, lengths
 
 
-def _combine(parts: list[tuple]) -> Postings:
-    """One posting list from per-batch triples (each sorted by hash; batches in row order)."""
-    parts = [p for p in parts if len(p[0])]
+def _combine(parts: list[tuple], ranges: int = 64) -> Postings:
+    """One posting list from per-batch triples (each sorted by hash then row; batches in row
+    order). Merged range by range of the hash space (hashes are uniform), so the extra memory is
+    one range, not a second copy of everything."""
+    parts = [p for p in parts if p is not None and len(p[0])]
     if not parts:
         return Postings.empty()
     if len(parts) == 1:
-        h, d, t = parts[0]
-        return _group(h, d, t)
-    h = np.concatenate([p[0] for p in parts])
-    d = np.concatenate([p[1] for p in parts])
-    t = np.concatenate([p[2] for p in parts])
-    order = np.argsort(h, kind="stable")  # stable: rows stay ascending within a term
-    return _group(h[order], d[order], t[order])
+        return _group(*parts[0])
+    total = sum(len(p[0]) for p in parts)
+    out_h = np.empty(total, np.uint64)
+    out_d = np.empty(total, np.uint32)
+    out_t = np.empty(total, np.uint16)
+    bounds = [np.uint64(min((2**64 // ranges) * i, 2**64 - 1)) for i in range(ranges)]
+    cuts = [np.searchsorted(p[0], bounds).tolist() + [len(p[0])] for p in parts]
+    pos = 0
+    for r in range(ranges):
+        pieces = [(p[0][c[r]:c[r + 1]], p[1][c[r]:c[r + 1]], p[2][c[r]:c[r + 1]]) for p, c in zip(parts, cuts)]
+        h = np.concatenate([x[0] for x in pieces])
+        order = np.argsort(h, kind="stable")  # stable: rows stay ascending within a term
+        n = len(h)
+        out_h[pos:pos + n] = h[order]
+        out_d[pos:pos + n] = np.concatenate([x[1] for x in pieces])[order]
+        out_t[pos:pos + n] = np.concatenate([x[2] for x in pieces])[order]
+        pos += n
+    return _group(out_h, out_d, out_t)
 
 
 def merge(parts: Sequence[tuple[Postings, np.ndarray]]) -> Postings:
@@ -175,9 +205,9 @@ def merge(parts: Sequence[tuple[Postings, np.ndarray]]) -> Postings:
         new = row_map[p.doc.astype(np.int64)]
         keep = new >= 0
         if keep.all():
-            triples.append((h, new, p.tf))
+            triples.append((h, new.astype(np.uint32), np.asarray(p.tf)))
         elif keep.any():
-            triples.append((h[keep], new[keep], p.tf[keep]))
+            triples.append((h[keep], new[keep].astype(np.uint32), np.asarray(p.tf)[keep]))
     return _combine(triples)
 
 

@@ -2,8 +2,11 @@
 
 Immutable files of a segment (n rows):
 
-* ``rows.arrow``      Arrow IPC: chunk_id, article_id, act_id, heading_path, text, status,
-                      content_hash, token_count, chunk_index, chunk_count, text_analyzed
+* ``rows.arrow``      Arrow IPC, uncompressed (rows are taken at random): chunk_id, article_id,
+                      act_id, heading_path, text, status, content_hash, token_count, chunk_index,
+                      chunk_count
+* ``terms.arrow``     Arrow IPC, zstd, batches of 8,192 rows: text_analyzed (the analysed terms,
+                      space-joined; read in bulk only: views, merges, re-layouts, dead-row df)
 * ``act.npy``         int32[n]  the act's number (the manifest's ``acts[...]["ord"]``)
 * ``seq_from.npy``    int32[n]  index of the act version where the row's content first appears
 * ``status.npy``      int16[n]  code into the manifest's ``statuses``
@@ -31,11 +34,13 @@ import numpy as np
 import pyarrow as pa
 
 from pipelines.retrieval.language_index import postings as P
-from pipelines.retrieval.language_index.files import load_array, load_table, save_array, save_table
+from pipelines.retrieval.language_index.files import load_array, load_table, save_array, save_batches, save_table
 from pipelines.retrieval.language_index.versions import DEAD
 
 ROW_COLUMNS = ("chunk_id", "article_id", "act_id", "heading_path", "text", "status", "content_hash",
                "token_count", "chunk_index", "chunk_count", "text_analyzed")
+DISPLAY_COLUMNS = ROW_COLUMNS[:-1]
+TERMS_BATCH = 8192
 ARRAYS = {"act": np.int32, "seq_from": np.int32, "status": np.int16, "key": np.uint64, "chash": np.uint64}
 
 
@@ -44,7 +49,7 @@ def gen_file(stem: str, generation: int, ext: str = "npy") -> str:
 
 
 def segment_files() -> list[str]:
-    names = ["rows.arrow", *(f"{a}.npy" for a in ARRAYS)]
+    names = ["rows.arrow", "terms.arrow", *(f"{a}.npy" for a in ARRAYS)]
     for f in P.FIELDS:
         names.append(f"{f}.len.npy")
         names.extend(f"{f}.{part}.npy" for part in ("hash", "off", "doc", "tf"))
@@ -58,7 +63,8 @@ def write_segment(folder: Path, rows: pa.Table, arrays: dict[str, np.ndarray], s
     if any(len(a) != n for a in arrays.values()) or len(seq_to) != n:
         raise ValueError(f"segment {folder.name}: {n} rows but arrays of other lengths")
     folder.mkdir(parents=True, exist_ok=False)
-    save_table(folder / "rows.arrow", rows.select(list(ROW_COLUMNS)))
+    save_table(folder / "rows.arrow", rows.select(list(DISPLAY_COLUMNS)))
+    save_batches(folder / "terms.arrow", rows.column("text_analyzed"), "text_analyzed", TERMS_BATCH)
     for name, dtype in ARRAYS.items():
         save_array(folder / f"{name}.npy", np.asarray(arrays[name], dtype=dtype))
     postings, lengths = P.build(rows.column("text_analyzed"))
@@ -113,9 +119,36 @@ class Segment:
         return [(load_array(self.folder / p["rows"]), load_array(self.folder / p["vec"]))
                 for p in self.entry.get("vectors", [])]
 
-    def terms_of(self, local_rows: np.ndarray) -> pa.ChunkedArray:
-        """The stored term strings (``text_analyzed``) of rows."""
-        return self.table.column("text_analyzed").take(pa.array(np.asarray(local_rows, np.int64)))
+    @functools.cached_property
+    def _terms(self):
+        return pa.ipc.open_file(pa.memory_map(str(self.folder / "terms.arrow"), "r"))
+
+    def terms_of(self, local_rows: np.ndarray) -> pa.Array:
+        """The stored term strings (``text_analyzed``) of rows, in the given order (only the
+        batches holding them are decompressed)."""
+        local = np.asarray(local_rows, np.int64)
+        if not len(local):
+            return pa.array([], pa.large_string())
+        batch = local // TERMS_BATCH
+        order = np.argsort(local, kind="stable")
+        parts = []
+        for b in np.unique(batch):
+            sel = np.sort(local[batch == b]) - b * TERMS_BATCH
+            parts.append(self._terms.get_batch(int(b)).column(0).take(pa.array(sel)))
+        inverse = np.empty(len(local), np.int64)
+        inverse[order] = np.arange(len(local))
+        return pa.concat_arrays(parts).take(pa.array(inverse))
+
+    def take(self, local_rows: np.ndarray, columns: Sequence[str]) -> pa.Table:
+        """Stored columns of rows (``text_analyzed`` included when asked for), in the given order."""
+        local = np.asarray(local_rows, np.int64)
+        display = [c for c in columns if c != "text_analyzed"]
+        if not display:
+            return pa.table({"text_analyzed": self.terms_of(local)})
+        t = self.table.select(display).take(pa.array(local))
+        if "text_analyzed" in columns:
+            t = t.append_column("text_analyzed", self.terms_of(local))
+        return t.select(list(columns))
 
 
 def write_dead(folder: Path, generation: int, texts: pa.ChunkedArray) -> str | None:
@@ -160,7 +193,7 @@ def merge_segments(root: Path, sources: Sequence[Segment], seq_tos: Sequence[np.
         idx = np.flatnonzero(keep)
         row_map[idx] = np.arange(start, start + len(idx))
         maps.append(row_map)
-        tables.append(seg.table.take(pa.array(idx)))
+        tables.append(seg.take(idx, ROW_COLUMNS))
         for a in ARRAYS:
             arrays[a].append(np.asarray(seg.array(a))[idx])
         seq_parts.append(np.asarray(seq_to)[idx])
@@ -172,8 +205,9 @@ def merge_segments(root: Path, sources: Sequence[Segment], seq_tos: Sequence[np.
             dim = vecs.shape[1]
         start += len(idx)
     folder.mkdir(parents=True, exist_ok=False)
-    table = pa.concat_tables(tables) if tables else pa.table({c: [] for c in ROW_COLUMNS})
-    save_table(folder / "rows.arrow", table.combine_chunks())
+    table = pa.concat_tables(tables)
+    save_table(folder / "rows.arrow", table.select(list(DISPLAY_COLUMNS)))
+    save_batches(folder / "terms.arrow", table.column("text_analyzed"), "text_analyzed", TERMS_BATCH)
     for a, dtype in ARRAYS.items():
         save_array(folder / f"{a}.npy", np.concatenate(arrays[a]).astype(dtype) if arrays[a] else np.zeros(0, dtype))
     for f in P.FIELDS:

@@ -64,7 +64,7 @@ class Snapshot:
             self._act_ids[a["ord"]] = act_id
         self._act_jur = np.array([(a or "").split(":", 1)[0] for a in self._act_ids], dtype=object)
         for seg in self.segments:  # map everything now: a file collected later stays readable
-            seg.postings, seg.table, seg.dead_df
+            seg.postings, seg.table, seg._terms, seg.dead_df
         self._vectors
         self._cache_bytes = cache_bytes
         self._masks: OrderedDict[tuple, np.ndarray] = OrderedDict()
@@ -221,7 +221,7 @@ class Snapshot:
         for si in np.unique(seg_of):
             sel = np.flatnonzero(seg_of == si)
             local = row_ids[sel] - self.bases[si]
-            parts.append(self.segments[si].table.select(list(columns)).take(pa.array(local)))
+            parts.append(self.segments[si].take(local, columns))
             positions.append(sel)
         if not parts:
             return pa.table({c: pa.array([], type=self._schema().field(c).type) for c in columns})

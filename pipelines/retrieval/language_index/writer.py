@@ -26,13 +26,13 @@ from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipelines.retrieval.language_index import segments as S
 from pipelines.retrieval.language_index.files import fsync_dir, save_array
 from pipelines.retrieval.language_index.manifest import Generations, Manifest
 from pipelines.retrieval.language_index.postings import FIELDS
-from pipelines.retrieval.language_index.hashing import hash_strings
-from pipelines.retrieval.language_index.rows import ROW_SCHEMA, Content, from_chunks
+from pipelines.retrieval.language_index.rows import ROW_SCHEMA, Content, from_chunks, hash64
 from pipelines.retrieval.language_index.versions import DEAD, OPEN, normalise
 
 MAX_SEGMENTS = 12  # more segments than this after a commit: the smallest adjacent pair is merged
@@ -231,7 +231,7 @@ class IndexWriter:
             for si in np.unique(seg_of):
                 local = old[seg_of == si] - self._bases[si]
                 seg = self._segs[si]
-                table = seg.table.take(pa.array(local)).select(list(S.ROW_COLUMNS))
+                table = seg.take(local, S.ROW_COLUMNS)
                 parts.append(Content(table.cast(ROW_SCHEMA), np.asarray(seg.array("key"))[local], np.asarray(seg.array("chash"))[local]))
         new = rows[rows >= self.R0]
         if len(new):
@@ -239,15 +239,13 @@ class IndexWriter:
         return Content.concat(parts)
 
     def _status_codes(self, content: Content) -> list[int]:
-        codes = {s: i for i, s in enumerate(self.m.statuses)}
-        out = []
-        for s in content.table.column("status").to_pylist():
-            s = s or ""
-            if s not in codes:
-                codes[s] = len(self.m.statuses)
+        enc = pc.fill_null(content.table.column("status"), "").combine_chunks().dictionary_encode()
+        codes = []
+        for s in enc.dictionary.to_pylist():
+            if s not in self.m.statuses:
                 self.m.statuses.append(s)
-            out.append(codes[s])
-        return out
+            codes.append(self.m.statuses.index(s))
+        return np.asarray(codes, np.int64)[enc.indices.to_numpy()].tolist() if len(codes) else []
 
     # -- one version, appended -----------------------------------------------------------------------
     def _append(self, act_id: str, o: int, version: str, content: Content) -> None:
@@ -260,7 +258,7 @@ class IndexWriter:
         kept = np.isin(content.key, open_keys)
         closed = open_rows[~np.isin(open_keys, content.key)]
         self._set_seq_to(closed, s)
-        new = content.take(np.flatnonzero(~kept)) if not kept.all() else None
+        new = None if kept.all() else (content if not kept.any() else content.take(np.flatnonzero(~kept)))
         if new is not None:
             ids = self._pending.add(new, o, s, self._status_codes(new))
             self._p_rows_of.setdefault(o, []).extend(ids.tolist())
@@ -291,9 +289,10 @@ class IndexWriter:
 
     # -- public API --------------------------------------------------------------------------------
     def add_version(self, act_id: str, version: str | dt.date, chunks: pa.Table,
-                    analysed: Sequence[Sequence[str]] | None = None) -> None:
+                    analysed: Sequence[Sequence[str]] | pa.Array | pa.ChunkedArray | None = None) -> None:
         """Publish one version of an act (``chunks``: the CHUNKS rows of that version; ``analysed``:
-        the terms of each chunk's ``heading_path + "\\n" + text``, else the analyser's). Re-adding
+        the terms of each chunk's ``heading_path + "\\n" + text`` — lists, or an Arrow string
+        array of the terms joined by single spaces — else the analyser's). Re-adding
         a version the index already has with the same content changes nothing."""
         self._check_open()
         v = normalise(version)
@@ -365,7 +364,7 @@ class IndexWriter:
         self.m.vector_encoder = encoder_id or self.m.vector_encoder
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = vectors / np.where(norms == 0, 1.0, norms)
-        for h, v in zip(hash_strings(list(content_hashes)).tolist(), vectors):
+        for h, v in zip(hash64(list(content_hashes)).tolist(), vectors):
             self._vectors[h] = v
 
     def abort(self) -> None:
