@@ -341,16 +341,18 @@ def html_word_diff(old: str | None, new: str | None) -> Markup:
     out: list[str] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op == "equal":
-            out.append(str(escape(" ".join(a[i1:i2]))))
+            out.append(str(escape(sup(" ".join(a[i1:i2])))))
         if op in ("delete", "replace"):
-            out.append(f"<del>{escape(' '.join(a[i1:i2]))}</del>")
+            out.append(f"<del>{escape(sup(' '.join(a[i1:i2])))}</del>")
         if op in ("insert", "replace"):
-            out.append(f"<ins>{escape(' '.join(b[j1:j2]))}</ins>")
+            out.append(f"<ins>{escape(sup(' '.join(b[j1:j2])))}</ins>")
     return Markup(" ".join(out))
 
 
 def _paragraphs(text: str | None) -> list[str]:
-    return [line.strip() for line in (text or "").split("\n") if line.strip()]
+    """The wording's lines as the page shows them: superscripts as the headings print them (the corpus
+    writes ``§ 1^1``, ``art. 33^1``; the page ``§ 1¹``, ``art. 33¹``, like its labels)."""
+    return [sup(line.strip()) for line in (text or "").split("\n") if line.strip()]
 
 
 def _node_label(idx, act_id: str, uid: str) -> str:

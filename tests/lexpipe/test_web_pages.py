@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from core.settings import Settings
 from corpus_fixtures import NEW, OLD
 from lexpipe.api import create_app
-from lexpipe.web.views import PAGE_SIZE, SearchParams, candidate_k
+from lexpipe.web.views import PAGE_SIZE, SearchParams, candidate_k, sup
 from pipelines.reads import ReadService
 from pipelines.retrieval.analyzers import get_analyzer
 from pipelines.retrieval.service import SearchService
@@ -303,7 +303,7 @@ def test_pending_wording_is_shown_when_the_version_announces_one(client, corpus_
     section = doc.one("section", id="pending")
     assert u.pending_effective_date in section.text()
     paragraphs = [p.text() for p in section.one("div", class_="pending-text").all("p")]
-    assert paragraphs == [" ".join(line.split()) for line in u.text_pending.splitlines() if line.strip()]
+    assert paragraphs == [sup(" ".join(line.split())) for line in u.text_pending.splitlines() if line.strip()]
     assert not page(client, f"/ui/units/{UNIT}", as_of=NEW).all(id="pending")
 
 
