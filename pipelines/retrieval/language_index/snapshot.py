@@ -291,6 +291,8 @@ class Snapshot:
 def _kind(name: str) -> str:
     if name == "rows.arrow":
         return "rows"
+    if name == "terms.arrow":
+        return "term strings"
     stem = name.split(".")[0]
     if stem in ("terms", "bigrams"):
         part = name.split(".")[1]

@@ -32,7 +32,7 @@ from pipelines.retrieval.language_index import segments as S
 from pipelines.retrieval.language_index.files import fsync_dir, save_array
 from pipelines.retrieval.language_index.manifest import Generations, Manifest
 from pipelines.retrieval.language_index.postings import FIELDS
-from pipelines.retrieval.language_index.rows import ROW_SCHEMA, Content, from_chunks, hash64
+from pipelines.retrieval.language_index.rows import ROW_SCHEMA, Content, content_keys, from_chunks
 from pipelines.retrieval.language_index.versions import DEAD, OPEN, normalise
 
 MAX_SEGMENTS = 12  # more segments than this after a commit: the smallest adjacent pair is merged
@@ -140,6 +140,7 @@ class IndexWriter:
             order = np.argsort(self._act, kind="stable")
             acts_sorted = self._act[order]
             n_ords = max([a["ord"] for a in self.m.acts.values()], default=-1) + 1
+            self._next_ord = n_ords
             bounds = np.searchsorted(acts_sorted, np.arange(n_ords + 1))
             self._rows_of = {o: order[bounds[o]:bounds[o + 1]] for o in range(n_ords)}
             self._pending = _Pending(self.R0)
@@ -178,8 +179,8 @@ class IndexWriter:
                 return None
             if act_id.split(":", 1)[0] == act_id:
                 raise ValueError(f"invalid act id {act_id!r}: expected '<jurisdiction>:<slug>'")
-            ords = [a["ord"] for a in self.m.acts.values()]
-            entry = self.m.acts[act_id] = {"ord": max(ords, default=-1) + 1, "versions": []}
+            entry = self.m.acts[act_id] = {"ord": self._next_ord, "versions": []}
+            self._next_ord += 1
         if create:
             entry.pop("dropped", None)
         return entry["ord"]
@@ -364,7 +365,7 @@ class IndexWriter:
         self.m.vector_encoder = encoder_id or self.m.vector_encoder
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = vectors / np.where(norms == 0, 1.0, norms)
-        for h, v in zip(hash64(list(content_hashes)).tolist(), vectors):
+        for h, v in zip(content_keys(list(content_hashes)).tolist(), vectors):
             self._vectors[h] = v
 
     def abort(self) -> None:

@@ -100,3 +100,17 @@ def test_stop_words_only_query_and_unknown_terms(index):
     assert snap.bm25(["zzz-unknown"], None, 10) == []
     assert snap.bm25([], None, 10) == []
     assert len(snap.bm25(STOP[:1], None, 5)) == 5
+
+
+def test_top_masked_equals_the_plain_top_k_with_ties_and_masks():
+    from pipelines.retrieval.language_index.bm25 import top_k, top_masked
+
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        n = int(rng.integers(1, 40_000))
+        scores = np.round(rng.random(n).astype(np.float32) * rng.choice([3, 50, 1000]), 1).astype(np.float32)
+        scores[rng.random(n) < rng.random()] = 0  # rows no term matched
+        mask = rng.random(n) < rng.choice([0.01, 0.5, 1.0])
+        for k in (1, 10, 100):
+            expected = top_k(scores, np.flatnonzero((scores > 0) & mask), k)
+            assert top_masked(scores, mask, k) == expected, (trial, n, k)
