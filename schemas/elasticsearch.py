@@ -1,14 +1,25 @@
-"""Elasticsearch index layout of the chunk search index: the single source of truth.
+"""Elasticsearch index layout of the language indices: the single source of truth.
 
 Settings, mappings and the index-template body are plain dicts built here and nowhere else;
 ``pipelines.retrieval.elasticsearch.lifecycle`` only ever sends what these functions return. The
 analyser of ``text``/``heading_path`` is the one the backend passes as ``text_analyzer`` (its
 language profile's, ``pipelines.retrieval.languages``), else :func:`language_analyzer`'s.
 
-One document = one retrieval chunk (``schemas.arrow.CHUNKS``) plus the article fields a consumer
-needs, the project's own pre-analysed strings and the embedding:
+One physical index per language and collection (``<prefix>-statutes-de-1``; the case-law
+collection ``<prefix>-cases-de-1``) holds three kinds of documents (``doc_kind``):
 
-* ids and hierarchy are ``keyword`` (exact filters, never analysed);
+* ``chunk`` — one retrieval chunk *content* of an act (``schemas.arrow.CHUNKS``) across the act's
+  versions: the row's interval (``version_from`` ≤ V < ``version_to``: keyword ids that sort in
+  order; ``valid_from`` ≤ D < ``valid_to``: their dates, for ``as_of``), the generations that see
+  it (``gen_from`` ≤ G < ``gen_to``), the project's pre-analysed strings and, when one has been
+  computed, the embedding (``has_vector``);
+* ``act`` — the act's catalogue entry at a generation: its versions in order and how many rows
+  its newest version shows (``chunks``);
+* ``lock`` — the publication lease one writer holds (``lock_owner``, ``locked_at``).
+
+Fields:
+
+* ids, hierarchy and interval ids are ``keyword`` (exact filters and ranges, never analysed);
 * ``heading_path`` / ``text`` are ``text`` with the cluster's language analyser: ``polish`` from
   the analysis-stempel plugin when every node has it, ``german`` etc. from core Elasticsearch,
   otherwise a plain standard+lowercase analyser (Polish without stempel: the Polish signal then
@@ -20,42 +31,73 @@ needs, the project's own pre-analysed strings and the embedding:
   split on whitespace only, exactly like the embedded backend's ``text_bigrams``: the lexical leg
   is BM25(unigrams) + w · BM25(bigrams) on both backends, so hybrid weights tuned on one apply to
   the other. Only term frequencies are indexed (no phrase query ever runs on it);
-* ``position`` is the chunk's row number in the version's chunks table (document order), kept in
-  ``_source`` only: gAIus breaks score ties by document order, as the embedded backend does;
-* ``vector`` is an int8-quantised HNSW ``dense_vector`` (cosine).
+* ``position`` is the chunk's row number in the chunks table of the version that first showed the
+  row, kept in ``_source`` only: gAIus breaks score ties by document order;
+* ``vector`` is an int8-quantised HNSW ``dense_vector`` (cosine), absent until the embedding
+  backfill reaches the row: kNN covers the rows that have one, BM25 every row.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-SCHEMA_VERSION = 2  # 2: text_bigrams, position
+SCHEMA_VERSION = 3  # 2: text_bigrams, position; 3: one index per language (intervals, generations, kinds)
 DEFAULT_DIMS = 384
 
-# Exact-match fields (ids, hierarchy, filters).
+DOC_KINDS = ("chunk", "act", "lock")
+
+# Exact-match fields (ids, hierarchy, intervals, filters).
 KEYWORD_FIELDS: tuple[str, ...] = (
-    "chunk_id", "article_id", "act_id", "jurisdiction", "version", "status", "number", "content_hash",
+    "doc_kind", "chunk_id", "article_id", "act_id", "jurisdiction", "status", "number", "content_hash",
+    "version_from", "version_to", "versions", "lock_owner",
 )
+DATE_FIELDS: tuple[str, ...] = ("valid_from", "valid_to")
+INTEGER_FIELDS: tuple[str, ...] = ("gen_from", "gen_to", "chunk_index", "chunks")
 TEXT_FIELDS: tuple[str, ...] = ("heading_path", "text")
 # Every field a document may carry; the index is ``dynamic: strict``, anything else is rejected.
 DOC_FIELDS: tuple[str, ...] = (
-    "chunk_id", "article_id", "act_id", "jurisdiction", "version", "version_date", "status", "number",
-    "chunk_index", "content_hash", "heading_path", "text", "text_analyzed", "text_folded", "text_bigrams",
-    "position", "vector",
+    "doc_kind", "chunk_id", "article_id", "act_id", "jurisdiction", "status", "number", "chunk_index",
+    "content_hash", "heading_path", "text", "text_analyzed", "text_folded", "text_bigrams", "position",
+    "version_from", "version_to", "valid_from", "valid_to", "gen_from", "gen_to", "has_vector", "vector",
+    "versions", "chunks", "lock_owner", "locked_at",
 )
+# What a chunk document must carry (``vector`` may come later, from the embedding backfill).
 REQUIRED_DOC_FIELDS: tuple[str, ...] = (
-    "chunk_id", "article_id", "act_id", "jurisdiction", "version", "text", "vector",
+    "doc_kind", "chunk_id", "article_id", "act_id", "jurisdiction", "text", "version_from", "version_to",
+    "valid_from", "valid_to", "gen_from", "gen_to",
 )
 # What searches read back (never the vector or the analysed copies).
 SOURCE_FIELDS: tuple[str, ...] = (
-    "chunk_id", "article_id", "act_id", "jurisdiction", "version", "status", "number", "heading_path", "text",
+    "chunk_id", "article_id", "act_id", "jurisdiction", "version_from", "status", "number", "heading_path", "text",
 )
-# What the client-side scorers load per physical index (one ``helpers.scan``): the columns
-# ``GaiusRetriever`` reads, ``position`` for document order, and ``text_analyzed`` for the hybrid
-# reranker's lexical statistics (``reranker.LexicalStats``, as the embedded backend builds them).
+# What the client-side scorers load per scope (one scan): the columns ``GaiusRetriever`` reads,
+# ``position`` / ``version_from`` for document order, and ``text_analyzed`` for the hybrid
+# reranker's lexical statistics and the German section fusion's IDF (BM25 itself runs in the cluster).
 GAIUS_SOURCE_FIELDS: tuple[str, ...] = (
-    "chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status", "position", "text_analyzed",
+    "chunk_id", "article_id", "act_id", "jurisdiction", "heading_path", "text", "status", "position",
+    "version_from", "text_analyzed",
 )
+# What a publication reads of an act's rows to plan a new version (no text, no vector).
+STATE_SOURCE_FIELDS: tuple[str, ...] = (
+    "chunk_id", "content_hash", "status", "version_from", "version_to", "has_vector",
+)
+
+# Expected size of one chunk document per copy on disk (docs/deployment.md, "Sizing"): vector with
+# its int8 copy and HNSW graph ≈ 2.05 KB, _source ≈ 3.2 KB after LZ4 (the vector as JSON floats
+# and the text four times), inverted indexes and doc values ≈ 1.2 KB.
+BYTES_PER_DOC = 6_500
+TARGET_SHARD_BYTES = 10 * 10**9  # the low end of the 10–50 GB Elastic aims a search shard at
+
+
+def primary_shards(expected_docs: int, *, bytes_per_doc: int = BYTES_PER_DOC,
+                   target_shard_bytes: int = TARGET_SHARD_BYTES) -> int:
+    """Primary shards of a language index expected to hold ``expected_docs`` documents: as many as
+    keep each shard at or below ``target_shard_bytes`` per copy, at least one."""
+    if expected_docs < 0 or bytes_per_doc <= 0 or target_shard_bytes <= 0:
+        raise ValueError("expected_docs >= 0, bytes_per_doc > 0 and target_shard_bytes > 0")
+    return max(1, math.ceil(expected_docs * bytes_per_doc / target_shard_bytes))
+
 
 PRETOKENIZED_ANALYZER = "lexpipe_pretokenized"  # whitespace + lowercase
 FOLDED_ANALYZER = "lexpipe_folded"  # whitespace + lowercase + asciifolding
@@ -124,8 +166,12 @@ def index_mappings(dims: int = DEFAULT_DIMS, has_stempel: bool = False, lang: st
     profile's); None: :func:`language_analyzer` of ``lang``."""
     text_analyzer = text_analyzer or language_analyzer(lang, has_stempel)
     props: dict[str, Any] = {name: {"type": "keyword"} for name in KEYWORD_FIELDS}
-    props["version_date"] = {"type": "date", "format": "strict_date"}
-    props["chunk_index"] = {"type": "integer"}
+    for name in DATE_FIELDS:
+        props[name] = {"type": "date", "format": "strict_date"}
+    for name in INTEGER_FIELDS:
+        props[name] = {"type": "integer"}
+    props["has_vector"] = {"type": "boolean"}
+    props["locked_at"] = {"type": "long"}
     for name in TEXT_FIELDS:
         props[name] = {"type": "text", "analyzer": text_analyzer}
     props["text_analyzed"] = {"type": "text", "analyzer": PRETOKENIZED_ANALYZER}
@@ -148,7 +194,8 @@ def index_body(dims: int = DEFAULT_DIMS, has_stempel: bool = False, lang: str = 
                meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """Body of ``PUT /<index>``: ``{"settings": ..., "mappings": ...}``.
 
-    ``meta`` is merged into ``mappings._meta.lexpipe`` (the backend records corpus and version).
+    ``meta`` is merged into ``mappings._meta.lexpipe`` (the backend records collection, language
+    and the encoder whose vectors the index holds).
     """
     mappings = index_mappings(dims, has_stempel, lang, text_analyzer=text_analyzer)
     if meta:

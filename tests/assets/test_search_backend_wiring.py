@@ -72,9 +72,9 @@ def test_index_asset_loads_into_elasticsearch_when_configured(published, fake, h
     md = materialize(published, SearchConfig(encoder="hashing", elasticsearch_url=httpserver.url_for("/")))
     assert md["backend"] == "ElasticsearchBackend" and md["serving_version"] == V
     assert md["documents"] == md["vectors"] == len(TEXTS)
-    assert md["physical_index"].startswith(f"lexpipe-chunks-pl-kc-{V}-") and md["alias"] == "lexpipe-chunks-pl-kc"
+    assert md["physical_index"] == "lexpipe-statutes-pl-1" and md["alias"] == "lexpipe-statutes-pl"
     assert fake.aliases_of(md["alias"]) == {md["physical_index"]}
-    assert len(fake.indices[md["physical_index"]]["docs"]) == len(TEXTS)
+    assert len(fake.visible(md["alias"])) == len(TEXTS)
     assert not (published.home / "index").exists()  # nothing went to the embedded backend
 
 
@@ -102,7 +102,7 @@ def test_open_backend_follows_the_settings(tmp_path, httpserver):
     es = open_backend(Settings(home=tmp_path, encoder="hashing", elasticsearch_url=httpserver.url_for("/")),
                       keep_versions=2)
     assert isinstance(es, ElasticsearchBackend)
-    assert (es.act_id, es.settings.vector_dims, es.settings.keep_versions) == ("pl:kc", 384, 2)
+    assert (es.lang, es.settings.vector_dims, es.settings.keep_versions) == ("pl", 384, 2)
     assert es.analyze_query is not None and es.encode_query is not None
     service = SearchService.from_settings(Settings(home=tmp_path, encoder="hashing",
                                                    elasticsearch_url=httpserver.url_for("/")))
@@ -115,7 +115,7 @@ def test_cli_index_and_search_use_elasticsearch_when_configured(published, fake,
     monkeypatch.setenv("LEXPIPE_ENCODER", "hashing")
     monkeypatch.setenv("LEXPIPE_ELASTICSEARCH_URL", httpserver.url_for("/"))
     assert main(["index", "--home", str(published.home)]) == 0
-    assert "ElasticsearchBackend lexpipe-chunks-pl-kc-2025-11-13-" in capsys.readouterr().out
+    assert "ElasticsearchBackend lexpipe-statutes-pl-1" in capsys.readouterr().out
     fake.rankings["bm25"] = ["pl:kc:art:659#0", "pl:kc:art:22^1#0"]
     assert main(["search", "umowa najmu", "--retriever", "bm25", "--json", "--home", str(published.home)]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -18,11 +18,16 @@ class ElasticsearchSearchError(ElasticsearchBackendError, SearchError):
 
 
 class IndexGone(Exception):
-    """The physical index resolved for a search was deleted (a concurrent load's cleanup)."""
+    """The physical index resolved for a search was deleted (a rebuild moved the alias away)."""
+
+
+class IndexLocked(ElasticsearchBackendError):
+    """Another publication holds the language index's lease."""
 
 
 class BulkLoadError(ElasticsearchBackendError):
-    """Some documents were rejected (after 429 retries); ``failed_ids`` names them."""
+    """Some bulk items were rejected (after 429 retries); ``failed_ids`` names them. The
+    publication fails before its alias swap."""
 
     def __init__(self, index: str, failed: list[tuple[str, int, Any]]):
         self.index = index
@@ -34,7 +39,8 @@ class BulkLoadError(ElasticsearchBackendError):
 
 
 class IndexLoadError(ElasticsearchBackendError):
-    """A load step failed; the new index was deleted and no alias was changed."""
+    """A publication step failed; what it staged was discarded and the alias still serves the
+    previous generation."""
 
     def __init__(self, message: str, *, index: str, step: str):
         self.index = index

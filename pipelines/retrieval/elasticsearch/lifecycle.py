@@ -1,70 +1,69 @@
-"""The lifecycle of one corpus' indices: a physical index per loaded version, behind aliases.
+"""The physical indices of one language index, its alias, the publication lease and cleanup.
 
-Layout: see :mod:`.names` (physical index per version, serving / history / per-version aliases).
+Layout: :mod:`.names` (``<prefix>-<collection>-<lang>`` alias with a generation filter over one
+physical index ``…-<n>``). What this module does to them, each step one request or one
+server-side job:
 
-``load_version`` creates the index from ``schemas.elasticsearch.index_body``, bulk-loads with
-``helpers.streaming_bulk`` (bounded chunks, 429s retried with exponential backoff), refreshes,
-checks ``_count``, moves every alias in ONE ``POST /_aliases`` and finally deletes indices of
-versions beyond the newest ``keep_versions``. Any failure before the alias switch deletes the
-new index and leaves every alias as it was.
-
-The id of the encoder whose vectors a load carries is recorded in the index's
-``mappings._meta.lexpipe.encoder``; searches compare it with their own encoder
-(:meth:`.search.IndexSearch._check_encoder`).
+* :meth:`IndexLifecycle.ensure` — the first physical index (``…-1``: mapping from
+  ``schemas.elasticsearch``, primaries from the expected size) and the alias at generation 0;
+* :meth:`acquire` / :meth:`heartbeat` / :meth:`release` — one writer at a time: a lease document
+  (``doc_kind = lock``) created with ``op_type=create``; a lease not renewed for ``lock_ttl_s``
+  (its writer was killed) is taken over with a compare-and-set delete;
+* :meth:`discard_staged` — what a killed writer left: documents of a generation that was never
+  published are deleted (``delete_by_query gen_from > G``), documents it had retired get
+  ``gen_to`` back (``update_by_query``);
+* :meth:`swap` — ONE ``POST /_aliases``: the alias's filter to generation G+1 (and, after a
+  rebuild, from the old physical index to the new one);
+* :meth:`cleanup` — ``delete_by_query gen_to <= G − keep_generations``: documents no generation a
+  reader may still hold can see;
+* :meth:`migrate` — a mapping change: a new physical index, ``_reindex`` server-side, the alias
+  moved in one call, the old index deleted.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
+import os
+import socket
 import time
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+import uuid
+from dataclasses import dataclass
+from typing import Any
 
-from elasticsearch import ApiError, Elasticsearch, NotFoundError
-from elasticsearch.helpers import streaming_bulk
+from elasticsearch import ApiError, ConflictError, Elasticsearch, NotFoundError
 
-from pipelines.retrieval.elasticsearch.errors import BulkLoadError, ElasticsearchBackendError, IndexLoadError
-from pipelines.retrieval.elasticsearch.names import SUFFIX_RE, VERSION_RE, IndexNames, iso, response_body
+from pipelines.retrieval.elasticsearch.errors import ElasticsearchBackendError, IndexLocked
+from pipelines.retrieval.elasticsearch.names import (
+    IndexNames, Served, generation_filter, read_served, response_body,
+)
 from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
+from pipelines.retrieval.elasticsearch.visibility import OPEN_GEN
 from pipelines.retrieval.languages import PROFILES
 from schemas import elasticsearch as es_schema
 
 log = logging.getLogger(__name__)
 
+LOCK_ID = "lexpipe-publication-lock"
+
+
 @dataclass
-class LoadResult:
+class Lease:
     index: str
-    version: str
-    count: int
-    serving_alias: str
-    promoted: bool
-    alias_actions: list[dict[str, Any]] = field(default_factory=list)
-    deleted_indices: list[str] = field(default_factory=list)
-    cleanup_errors: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-
-
-@dataclass
-class IndexInfo:
-    name: str
-    version: str
-    created: int
-    aliases: set[str]
-
+    owner: str
+    seq_no: int
+    primary_term: int
+    renewed: float  # time.monotonic() of the last renewal
 
 
 class IndexLifecycle:
-    """Creates, loads, promotes and retires the physical indices of one corpus (``names``)."""
+    """Creates, locks, swaps, cleans and migrates the physical indices of one language index."""
 
     def __init__(self, client: Elasticsearch, names: IndexNames, settings: ElasticsearchSettings, *,
                  encoder_id: str | None = None):
         self.client = client
         self.names = names
         self.settings = settings
-        # id of the encoder whose vectors are loaded: recorded in each index it creates (mappings._meta)
-        self.encoder_id = encoder_id
+        self.encoder_id = encoder_id  # recorded in the mapping's _meta of an index it creates
         # plugin name -> installed on every node; LEXPIPE_ES_HAS_STEMPEL answers for stempel unasked
         self._plugins: dict[str, bool] = (
             {} if settings.has_stempel is None else {es_schema.STEMPEL_PLUGIN: settings.has_stempel})
@@ -82,232 +81,212 @@ class IndexLifecycle:
         return self._plugins[name]
 
     def detect_stempel(self) -> bool:
-        """True when every node lists the analysis-stempel plugin (``GET _nodes/plugins``)."""
         return self.has_plugin(es_schema.STEMPEL_PLUGIN)
 
     def text_analysis(self) -> tuple[str, bool, str | None]:
-        """(language, stempel installed, analyser of ``text``/``heading_path``) of the index body.
-
-        The analyser is the language profile's (``LanguageProfile.es_analyzer``) when the cluster
-        has the plugin it needs — only then is the cluster asked (Polish: stempel) — else the plain
-        one. A language without a profile gets ``schemas.elasticsearch``'s built-in table (None)."""
-        lang = self.settings.language
-        lp = PROFILES.get(lang.lower())
+        """(language, stempel installed, analyser of ``text``/``heading_path``) of the index body:
+        the language profile's analyser when the cluster has the plugin it needs (only then is the
+        cluster asked), else the plain one; a language without a profile gets the built-in table."""
+        lang = self.names.lang
+        lp = PROFILES.get(lang)
         if lp is None:
             return lang, False, None
         has_plugin = self.has_plugin(lp.es_analyzer_plugin) if lp.es_analyzer_plugin else False
         has_stempel = has_plugin and lp.es_analyzer_plugin == es_schema.STEMPEL_PLUGIN
         return lang, has_stempel, lp.es_text_analyzer(has_plugin)
 
-    def index_body(self, version: str | None = None) -> dict[str, Any]:
+    def shards(self, expected_docs: int | None = None) -> int:
+        """Primaries of a new physical index: ``LEXPIPE_ES_NUMBER_OF_SHARDS`` when set, else from the
+        expected size (``schemas.elasticsearch.primary_shards``)."""
+        if self.settings.number_of_shards is not None:
+            return self.settings.number_of_shards
+        docs = max(expected_docs or 0, self.settings.expected_docs)
+        return es_schema.primary_shards(docs, target_shard_bytes=int(self.settings.target_shard_gb * 10**9))
+
+    def index_body(self, expected_docs: int | None = None) -> dict[str, Any]:
         lang, has_stempel, text_analyzer = self.text_analysis()
-        meta: dict[str, Any] = {"corpus": self.names.corpus}
-        if version is not None:
-            meta["version"] = version
+        meta: dict[str, Any] = {"collection": self.names.collection, "language": self.names.lang}
         if self.encoder_id:
             meta["encoder"] = self.encoder_id
         return es_schema.index_body(self.settings.vector_dims, has_stempel, lang, text_analyzer=text_analyzer,
-                                    shards=self.settings.number_of_shards,
-                                    replicas=self.settings.number_of_replicas, meta=meta)
+                                    shards=self.shards(expected_docs), replicas=self.settings.number_of_replicas,
+                                    meta=meta)
 
     def put_index_template(self) -> None:
-        """Optional: install the same layout as a composable template for ``<prefix>-<corpus>-*``."""
+        """Optional: install the same layout as a composable template for ``<alias>-*``."""
         lang, has_stempel, text_analyzer = self.text_analysis()
-        body = es_schema.index_template_body([self.names.index_pattern], self.settings.vector_dims, has_stempel,
-                                             lang, text_analyzer=text_analyzer,
-                                             shards=self.settings.number_of_shards,
+        body = es_schema.index_template_body([self.names.pattern], self.settings.vector_dims, has_stempel,
+                                             lang, text_analyzer=text_analyzer, shards=self.shards(),
                                              replicas=self.settings.number_of_replicas)
-        self.client.indices.put_index_template(name=self.names.base_name, **body)
+        self.client.indices.put_index_template(name=self.names.alias, **body)
 
     # ----------------------------------------------------------------- inventory
 
-    def list_indices(self) -> dict[str, IndexInfo]:
-        """Concrete indices of this corpus with version, creation time and aliases."""
+    def served(self) -> Served:
+        return read_served(self.client, self.names)
+
+    def physical_indices(self) -> dict[str, dict[str, Any]]:
+        """This language index's physical indices (``…-<n>``) with their mapping ``_meta.lexpipe``."""
         try:
-            resp = self.client.indices.get(index=self.names.index_pattern, allow_no_indices=True,
-                                           ignore_unavailable=True)
+            resp = self.client.indices.get(index=self.names.pattern, allow_no_indices=True, ignore_unavailable=True)
         except NotFoundError:
             return {}
-        out: dict[str, IndexInfo] = {}
+        out = {}
         for name, info in (response_body(resp) or {}).items():
-            meta = ((info.get("mappings") or {}).get("_meta") or {}).get("lexpipe") or {}
-            version = meta.get("version")
-            # Only indices this backend created (recorded in _meta) are ever aliased or deleted;
-            # the wildcard may also match e.g. another corpus "pl-kc-x".
-            if meta.get("corpus") != self.names.corpus or not isinstance(version, str) or not VERSION_RE.match(version):
-                continue
-            created = int(((info.get("settings") or {}).get("index") or {}).get("creation_date") or 0)
-            out[name] = IndexInfo(name, version, created, set((info.get("aliases") or {}).keys()))
+            if self.names.number_of(name) is None:
+                continue  # another language index sharing the prefix ("…-de-x-1"), never touched
+            out[name] = ((info.get("mappings") or {}).get("_meta") or {}).get("lexpipe") or {}
         return out
 
-    def versions(self) -> list[str]:
-        """Versions reachable through the history alias, oldest first."""
-        return sorted({i.version for i in self.list_indices().values() if self.names.history_alias in i.aliases})
+    def meta(self, index: str) -> dict[str, Any]:
+        info = response_body(self.client.indices.get(index=index)) or {}
+        return (((info.get(index) or {}).get("mappings") or {}).get("_meta") or {}).get("lexpipe") or {}
 
-    # ----------------------------------------------------------------- load
+    def create_physical(self, expected_docs: int | None = None) -> str:
+        """A new physical index numbered after every existing one (never aliased yet)."""
+        existing = [self.names.number_of(n) for n in self.physical_indices()]
+        index = self.names.physical(max((n for n in existing if n is not None), default=0) + 1)
+        body = self.index_body(expected_docs)
+        self.client.indices.create(index=index, settings=body["settings"], mappings=body["mappings"])
+        return index
 
-    def _actions(self, docs: Iterable[Mapping[str, Any]], index: str, version: str,
-                 counter: list[int]) -> Iterator[dict[str, Any]]:
-        dims = self.settings.vector_dims
-        for doc in docs:
-            src = self.prepare_doc(doc, version, dims)
-            counter[0] += 1
-            yield {"_op_type": "index", "_index": index, "_id": src["chunk_id"], "_source": src}
+    def ensure(self) -> Served:
+        """The served index; on an empty cluster the first physical index and the alias at
+        generation 0 (an empty catalogue: every act unknown) are created first."""
+        served = self.served()
+        if served.index is not None:
+            return served
+        existing = sorted(self.physical_indices(), key=lambda n: self.names.number_of(n) or 0)
+        index = existing[-1] if existing else self.create_physical()
+        self.client.indices.update_aliases(actions=[
+            {"add": {"index": index, "alias": self.names.alias, "filter": generation_filter(0)}}])
+        return Served(index, 0)
 
-    @staticmethod
-    def prepare_doc(doc: Mapping[str, Any], version: str, dims: int = es_schema.DEFAULT_DIMS) -> dict[str, Any]:
-        """Validate one document and shape it for the mapping (unknown keys are dropped)."""
-        missing = [f for f in es_schema.REQUIRED_DOC_FIELDS
-                   if doc.get(f) is None or (isinstance(doc.get(f), str) and not doc[f].strip())]
-        cid = doc.get("chunk_id", "<no chunk_id>")
-        if missing:
-            raise ValueError(f"document {cid}: missing required fields {missing}")
-        doc_version = iso(doc["version"])
-        if doc_version != version:
-            raise ValueError(f"document {cid}: version {doc_version} differs from the loaded version {version}")
-        vector = [float(x) for x in doc["vector"]]
-        if len(vector) != dims:
-            raise ValueError(f"document {cid}: vector has {len(vector)} dims, the index expects {dims}")
-        src = {k: doc[k] for k in es_schema.DOC_FIELDS if k in doc and doc[k] is not None}
-        src["version"] = version
-        src["version_date"] = version
-        src["vector"] = vector
-        return src
+    # ----------------------------------------------------------------- the lease
 
-    def load_version(self, docs: Iterable[Mapping[str, Any]], *, version: str | dt.date,
-                     suffix: str | None = None, promote: bool | None = None) -> LoadResult:
-        """Build a new index for ``version`` from ``docs`` and switch the aliases to it.
+    def acquire(self, index: str) -> Lease:
+        owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        for attempt in (1, 2):
+            try:
+                resp = response_body(self.client.create(
+                    index=index, id=LOCK_ID, refresh=True,
+                    document={"doc_kind": "lock", "lock_owner": owner, "locked_at": int(time.time() * 1000)}))
+                return Lease(index, owner, int(resp["_seq_no"]), int(resp["_primary_term"]), time.monotonic())
+            except ConflictError:
+                if attempt == 2:
+                    break
+                held = response_body(self.client.get(index=index, id=LOCK_ID))
+                age = time.time() - int((held.get("_source") or {}).get("locked_at") or 0) / 1000
+                holder = (held.get("_source") or {}).get("lock_owner", "?")
+                if age < self.settings.lock_ttl_s:
+                    raise IndexLocked(f"{self.names.alias}: another publication holds the index ({holder}, "
+                                      f"renewed {age:.0f} s ago; taken over after {self.settings.lock_ttl_s:.0f} s)")
+                log.warning("%s: taking over the lease of %s, not renewed for %.0f s", self.names.alias, holder, age)
+                try:
+                    self.client.delete(index=index, id=LOCK_ID, if_seq_no=held["_seq_no"],
+                                       if_primary_term=held["_primary_term"], refresh=True)
+                except (ConflictError, NotFoundError):
+                    pass  # someone else took or released it in between: try to create once more
+        raise IndexLocked(f"{self.names.alias}: another publication took the index first")
 
-        ``promote``: move the serving alias (default: unless an older version than the one
-        being served is loaded, e.g. a backfill for ``as_of`` searches).
-        """
-        t0 = time.monotonic()
-        version = iso(version)
-        if not VERSION_RE.match(version):
-            raise ValueError(f"version must be YYYY-MM-DD, got {version!r}")
-        suffix = suffix or dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d%H%M%S%f")
-        if not SUFFIX_RE.match(suffix):
-            raise ValueError(f"index suffix {suffix!r}: use lowercase letters and digits")
-        index = self.names.index_name(version, suffix)
-        body = self.index_body(version)
-
-        existing = self.list_indices()
-        if index in existing:
-            raise ElasticsearchBackendError(f"index {index} already exists; use another suffix")
-        serving_now = [i for i in existing.values() if self.names.serving_alias in i.aliases]
-        serving_version = max((i.version for i in serving_now), default=None)
-        if promote is None:
-            promote = serving_version is None or version >= serving_version
-        same_version = [i for i in existing.values() if i.version == version]
-
-        step = "create"
-        sent = [0]
+    def heartbeat(self, lease: Lease, force: bool = False) -> None:
+        """Renew the lease (at most every ``lock_ttl_s / 4``); a lease another writer has taken
+        over is an error: this publication must stop before it writes more."""
+        if not force and time.monotonic() - lease.renewed < self.settings.lock_ttl_s / 4:
+            return
         try:
-            self.client.indices.create(index=index, settings=body["settings"], mappings=body["mappings"])
-            step = "bulk"
-            self._bulk(self._actions(docs, index, version, sent), index)
-            step = "refresh"
-            self.client.indices.refresh(index=index)
-            step = "count"
-            count = int(response_body(self.client.count(index=index))["count"])
-            if count != sent[0]:
-                raise ElasticsearchBackendError(
-                    f"count check failed for {index}: _count={count}, documents sent={sent[0]} "
-                    "(duplicate chunk_ids or lost writes)")
-            if count == 0:
-                raise ElasticsearchBackendError(f"no documents were loaded into {index}")
-            step = "aliases"
-            actions = self._alias_actions(index, version, promote, serving_now, same_version)
-            self._switch_aliases(actions, index)
-        except BaseException as exc:
-            self._discard(index)
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
-            raise IndexLoadError(f"loading {index} failed at step '{step}': {exc}; the new index was "
-                                 f"deleted and aliases are unchanged", index=index, step=step) from exc
+            resp = response_body(self.client.index(
+                index=lease.index, id=LOCK_ID, if_seq_no=lease.seq_no, if_primary_term=lease.primary_term,
+                document={"doc_kind": "lock", "lock_owner": lease.owner, "locked_at": int(time.time() * 1000)}))
+        except (ConflictError, NotFoundError) as exc:
+            raise IndexLocked(f"{self.names.alias}: the publication lease of {lease.owner} was taken over") from exc
+        lease.seq_no, lease.primary_term, lease.renewed = int(resp["_seq_no"]), int(resp["_primary_term"]), time.monotonic()
 
-        result = LoadResult(index=index, version=version, count=count, serving_alias=self.names.serving_alias,
-                            promoted=promote, alias_actions=actions)
-        self._cleanup(existing, index, version, promote, serving_now, result)
-        result.seconds = round(time.monotonic() - t0, 3)
-        log.info("loaded %s: %d docs, promoted=%s, deleted=%s", index, count, promote, result.deleted_indices)
-        return result
+    def release(self, lease: Lease) -> None:
+        try:
+            self.client.delete(index=lease.index, id=LOCK_ID, if_seq_no=lease.seq_no,
+                               if_primary_term=lease.primary_term, refresh=True)
+        except (ConflictError, NotFoundError):
+            log.warning("%s: the lease of %s was gone at release", self.names.alias, lease.owner)
 
-    def _bulk(self, actions: Iterable[dict[str, Any]], index: str) -> None:
-        s = self.settings
-        failed: list[tuple[str, int, Any]] = []
-        for ok, item in streaming_bulk(
-            self.client, actions,
-            chunk_size=s.bulk_chunk_size, max_chunk_bytes=s.bulk_max_chunk_bytes,
-            max_retries=s.bulk_max_retries, initial_backoff=s.bulk_initial_backoff_s,
-            max_backoff=s.bulk_max_backoff_s,
-            # False: per-document 429s are only retried when errors are not raised at once
-            # (elastic/elasticsearch-py#864); we collect the rest and raise below.
-            raise_on_error=False, raise_on_exception=True, yield_ok=False,
-        ):
-            if not ok:
-                _op, info = next(iter(item.items()))
-                failed.append((str(info.get("_id")), int(info.get("status", 0)), info.get("error")))
-        if failed:
-            raise BulkLoadError(index, failed)
+    # ----------------------------------------------------------------- staging, swap, cleanup
 
-    def _alias_actions(self, index: str, version: str, promote: bool, serving_now: list[IndexInfo],
-                       same_version: list[IndexInfo]) -> list[dict[str, Any]]:
+    def set_refresh_interval(self, index: str, value: str) -> None:
+        self.client.indices.put_settings(index=index, settings={"index": {"refresh_interval": value}})
+
+    def discard_staged(self, index: str, generation: int) -> dict[str, int]:
+        """Undo what an unpublished generation (> ``generation``) left in ``index``: its documents
+        are deleted, the documents it retired are live again. Refreshes first: a killed writer may
+        have switched refreshes off."""
+        self.client.indices.refresh(index=index)
+        deleted = response_body(self.client.delete_by_query(
+            index=index, conflicts="proceed", refresh=True, wait_for_completion=True,
+            query={"range": {"gen_from": {"gt": generation}}}))
+        restored = response_body(self.client.update_by_query(
+            index=index, conflicts="proceed", refresh=True, wait_for_completion=True,
+            query={"bool": {"filter": [{"range": {"gen_to": {"gt": generation, "lt": OPEN_GEN}}}]}},
+            script={"source": "ctx._source.gen_to = params.open", "lang": "painless", "params": {"open": OPEN_GEN}}))
+        out = {"deleted": int(deleted.get("deleted") or 0), "restored": int(restored.get("updated") or 0)}
+        if out["deleted"] or out["restored"]:
+            log.warning("%s: discarded an unpublished generation: %s", index, out)
+        return out
+
+    def swap(self, index: str, generation: int, previous: str | None) -> list[dict[str, Any]]:
+        """Point the alias at ``index`` with generation ``generation``'s filter, in ONE
+        ``POST /_aliases`` (removing it from ``previous``, the index it served until now)."""
         actions: list[dict[str, Any]] = []
-        if promote:
-            for old in serving_now:
-                actions.append({"remove": {"index": old.name, "alias": self.names.serving_alias}})
-        # Only one index per version in the history: a reload supersedes the previous one.
-        for old in same_version:
-            for alias in (self.names.history_alias, self.names.version_alias(version)):
-                if alias in old.aliases:
-                    actions.append({"remove": {"index": old.name, "alias": alias}})
-        if promote:
-            actions.append({"add": {"index": index, "alias": self.names.serving_alias}})
-        actions.append({"add": {"index": index, "alias": self.names.history_alias}})
-        actions.append({"add": {"index": index, "alias": self.names.version_alias(version)}})
-        return actions
-
-    def _switch_aliases(self, actions: list[dict[str, Any]], index: str) -> None:
+        if previous is not None:
+            actions.append({"remove": {"index": previous, "alias": self.names.alias}})
+        actions.append({"add": {"index": index, "alias": self.names.alias, "filter": generation_filter(generation)}})
         try:
             self.client.indices.update_aliases(actions=actions)
         except ApiError:
             raise
         except Exception:
-            # A timeout may hide a switch that did happen: never delete an index that serves.
-            try:
-                if self.client.indices.exists_alias(name=self.names.history_alias, index=index):
-                    return
-            except Exception:
-                pass
+            # a timeout may hide a swap that did happen: the caller must not discard what serves
+            served = self.served()
+            if served.index == index and served.generation == generation:
+                return actions
             raise
+        return actions
 
-    def _discard(self, index: str) -> None:
-        try:
-            self.client.indices.delete(index=index, ignore_unavailable=True)
-        except Exception as exc:  # report, but keep the original error
-            log.error("could not delete half-built index %s: %s", index, exc)
+    def cleanup(self, index: str, generation: int) -> int:
+        """Delete what no generation from ``generation − keep_generations + 1`` on can see."""
+        horizon = generation - self.settings.keep_generations
+        if horizon < 1:
+            return 0
+        resp = response_body(self.client.delete_by_query(
+            index=index, conflicts="proceed", wait_for_completion=True,
+            query={"range": {"gen_to": {"lte": horizon}}}))
+        return int(resp.get("deleted") or 0)
 
-    def _cleanup(self, existing: dict[str, IndexInfo], new_index: str, version: str, promote: bool,
-                 serving_now: list[IndexInfo], result: LoadResult) -> None:
-        """Delete superseded reloads, orphans (indices in no alias, e.g. left by a crashed run) and
-        indices of versions beyond the newest ``keep_versions``. Loads of one corpus must run one
-        at a time: an index another loader is still filling counts as an orphan."""
-        latest: dict[str, str] = {version: new_index}
-        in_history = [i for i in existing.values() if self.names.history_alias in i.aliases and i.version != version]
-        for info in sorted(in_history, key=lambda i: (i.created, i.name)):
-            latest[info.version] = info.name  # newest aliased index per version wins
-        kept_versions = sorted(latest, reverse=True)[: self.settings.keep_versions]
-        keep = {latest[v] for v in kept_versions} | {new_index}
-        if not promote:
-            keep |= {i.name for i in serving_now}
-        doomed = sorted(n for n in existing if n not in keep)
-        if not doomed:
-            return
-        try:
+    def drop_others(self, keep: str) -> list[str]:
+        """Delete this language index's physical indices other than ``keep`` (after a rebuild)."""
+        doomed = sorted(n for n in self.physical_indices() if n != keep)
+        if doomed:
             self.client.indices.delete(index=doomed, ignore_unavailable=True)
-            result.deleted_indices = doomed
-        except Exception as exc:
-            msg = f"could not delete old indices {doomed}: {exc}"
-            log.warning(msg)
-            result.cleanup_errors.append(msg)
+        return doomed
+
+    def migrate(self) -> str | None:
+        """A mapping change (``schema_version`` of the served index older than the code's): a new
+        physical index with the current mapping, every document copied server-side (``_reindex``;
+        vectors are rehydrated from the old index), the alias moved in one call, the old index
+        deleted. None when the served index is current. Run under the lease."""
+        served = self.served()
+        if served.index is None:
+            return None
+        version = int(self.meta(served.index).get("schema_version") or 0)
+        if version == es_schema.SCHEMA_VERSION:
+            return None
+        if version < 3:
+            raise ElasticsearchBackendError(
+                f"{served.index} has schema version {version}: documents of the index-per-act layout cannot be "
+                "copied into a language index; rebuild it (a publication with rebuild=True)")
+        count = int(response_body(self.client.count(index=served.index))["count"])
+        new = self.create_physical(expected_docs=count)
+        self.client.reindex(source={"index": served.index,
+                                    "query": {"bool": {"must_not": [{"term": {"doc_kind": "lock"}}]}}},
+                            dest={"index": new}, wait_for_completion=True, refresh=True)
+        self.swap(new, served.generation, served.index)
+        self.client.indices.delete(index=served.index, ignore_unavailable=True)
+        return new

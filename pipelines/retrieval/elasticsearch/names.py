@@ -1,15 +1,21 @@
-"""Names of one corpus' indices and aliases, and what those aliases point at.
+"""Names of a language index, and which physical index and generation its alias serves.
 
-Layout (``<p>`` = index prefix, ``<c>`` = corpus key such as ``pl-kc``):
+Layout (``<p>`` = index prefix, ``<c>`` = collection, ``<l>`` = language):
 
-* one physical index per loaded corpus version: ``<p>-<c>-<version>-<suffix>``
-  (e.g. ``lexpipe-chunks-pl-kc-2025-11-13-20261122012249123456``);
-* serving alias ``<p>-<c>`` → the index consumers search by default (moved atomically);
-* history alias ``<p>-<c>-all`` → one index per kept version (``as_of`` / ``version`` searches);
-* per-version alias ``<p>-<c>-<version>`` → that version's index.
+* one physical index per language and collection: ``<p>-<c>-<l>-<n>`` (``lexpipe-statutes-de-1``);
+  a new ``n`` only for a mapping change or a full rebuild, switched to by the alias;
+* the alias ``<p>-<c>-<l>`` (``lexpipe-statutes-de``) points at the physical index with a filter
+  naming the serving generation G: ``doc_kind = chunk AND gen_from <= G AND gen_to > G``.
+  A publication writes generation G+1 beside G and swaps the alias filter in ONE ``_aliases``
+  call.
 
-Both halves of the backend read these names: the lifecycle (:mod:`.lifecycle`) moves the aliases,
-a search (:mod:`.search`) resolves them with :func:`read_served` to the physical index it queries.
+Collections: ``statutes`` (every act of the language), ``cases`` (the language's court-decision
+collection, ``pl:cases`` / ``de:cases``): the same layout and code, their own index because a
+statute search never touches decisions and the two grow at their own pace.
+
+Readers resolve the alias once per search (:func:`read_served`: one ``GET <alias>/_alias``) and
+then query the physical index with the generation's filter spelled out, so every request of one
+search sees the same generation even while a publication swaps the alias.
 """
 
 from __future__ import annotations
@@ -21,17 +27,8 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-VERSION_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 NAME_PART_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-SUFFIX_RE = re.compile(r"^[a-z0-9]+$")
-
-
-def corpus_key(act_id: str) -> str:
-    """``pl:kc`` → ``pl-kc`` (lowercase, usable in index and alias names)."""
-    key = re.sub(r"[^a-z0-9]+", "-", act_id.lower()).strip("-")
-    if not key or not NAME_PART_RE.match(key):
-        raise ValueError(f"cannot derive an index name part from {act_id!r}")
-    return key
+COLLECTIONS = ("statutes", "cases")
 
 
 def response_body(resp: Any) -> Any:
@@ -49,73 +46,89 @@ def iso(value: Any) -> str:
 
 @dataclass(frozen=True)
 class IndexNames:
-    """The index and alias names of one corpus under one prefix."""
+    """The names of one language index (``collection`` of language ``lang``) under ``prefix``."""
 
     prefix: str
-    corpus: str
+    collection: str
+    lang: str
+
+    def __post_init__(self) -> None:
+        for what, value in (("index prefix", self.prefix), ("language", self.lang)):
+            if not NAME_PART_RE.match(value):
+                raise ValueError(f"{what} {value!r} is not a valid index name part "
+                                 "(lowercase letters, digits and '-')")
+        if self.collection not in COLLECTIONS:
+            raise ValueError(f"collection {self.collection!r}: use one of {COLLECTIONS}")
 
     @property
-    def base_name(self) -> str:
-        return f"{self.prefix}-{self.corpus}"
+    def alias(self) -> str:
+        return f"{self.prefix}-{self.collection}-{self.lang}"
+
+    def physical(self, n: int) -> str:
+        return f"{self.alias}-{n}"
 
     @property
-    def serving_alias(self) -> str:
-        return self.base_name
+    def pattern(self) -> str:
+        return f"{self.alias}-*"
 
-    @property
-    def history_alias(self) -> str:
-        return f"{self.base_name}-all"
+    def number_of(self, index: str) -> int | None:
+        """``n`` of a physical index of this language index (None for any other name)."""
+        head = self.alias + "-"
+        tail = index[len(head):] if index.startswith(head) else ""
+        return int(tail) if tail.isdigit() else None
 
-    def version_alias(self, version: str) -> str:
-        return f"{self.base_name}-{version}"
 
-    def index_name(self, version: str, suffix: str) -> str:
-        return f"{self.base_name}-{version}-{suffix}"
+def generation_filter(generation: int) -> dict[str, Any]:
+    """The alias filter of generation G (what an outside reader of the alias sees)."""
+    return {"bool": {"filter": [
+        {"term": {"doc_kind": "chunk"}},
+        {"range": {"gen_from": {"lte": generation}}},
+        {"range": {"gen_to": {"gt": generation}}},
+    ]}}
 
-    @property
-    def index_pattern(self) -> str:
-        return f"{self.base_name}-*"
 
-    def owns(self, act_id: str) -> bool:
-        """Whether ``act_id`` is this corpus (``pl:kc`` for ``pl-kc``)."""
-        try:
-            return corpus_key(act_id) == self.corpus
-        except ValueError:
-            return False
+def generation_of(alias_filter: Any) -> int | None:
+    """G of an alias filter :func:`generation_filter` wrote (None when it is not one)."""
+    if not isinstance(alias_filter, dict):
+        return None
+    for clause in (alias_filter.get("bool") or {}).get("filter") or []:
+        rng = (clause or {}).get("range", {}).get("gen_from") if isinstance(clause, dict) else None
+        if isinstance(rng, dict) and "lte" in rng:
+            try:
+                return int(rng["lte"])
+            except (TypeError, ValueError):
+                return None
+    return None
 
 
 @dataclass(frozen=True)
 class Served:
-    serving: tuple[str, str] | None  # (version, physical index) behind the serving alias
-    versions: dict[str, str]  # version -> physical index (history + version alias)
+    """The physical index and generation the alias serves (``index`` None: nothing published)."""
+    index: str | None
+    generation: int
 
     @property
-    def serving_version(self) -> str | None:
-        return self.serving[0] if self.serving else None
+    def published(self) -> bool:
+        return self.index is not None and self.generation > 0
 
 
 def read_served(client: Elasticsearch, names: IndexNames) -> Served:
-    """Which physical index serves, and which one holds each version, from ONE request
-    (``GET <prefix>-<corpus>-*/_alias``): the serving alias and the per-version aliases that
-    ``load_version`` moves atomically. Only version aliases in the history alias count."""
+    """Which physical index and generation the alias serves, from ONE request
+    (``GET <alias>/_alias``). An alias on two indices (never written by this backend) or without a
+    generation filter is refused rather than guessed."""
     try:
-        resp = client.indices.get_alias(index=names.index_pattern, allow_no_indices=True,
-                                        ignore_unavailable=True)
+        resp = client.indices.get_alias(name=names.alias)
     except NotFoundError:
-        return Served(None, {})
-    prefix = names.base_name + "-"
-    serving: list[str] = []
-    versions: dict[str, str] = {}
-    for name, info in (response_body(resp) or {}).items():
-        aliases = set(((info or {}).get("aliases") or {}).keys())
-        if names.serving_alias in aliases:
-            serving.append(name)
-        if names.history_alias not in aliases:
-            continue
-        for alias in aliases:
-            version = alias[len(prefix):] if alias.startswith(prefix) else ""
-            if VERSION_RE.match(version):
-                versions[version] = name
-    by_index = {index: version for version, index in versions.items()}
-    served = [(by_index[n], n) for n in serving if n in by_index]
-    return Served(max(served) if served else None, versions)
+        return Served(None, 0)
+    found = [(index, ((info or {}).get("aliases") or {}).get(names.alias) or {})
+             for index, info in (response_body(resp) or {}).items()]
+    if not found:
+        return Served(None, 0)
+    if len(found) > 1:
+        raise RuntimeError(f"alias {names.alias} points at {sorted(i for i, _ in found)}: one physical index "
+                           "expected (fix the aliases by hand)")
+    index, spec = found[0]
+    generation = generation_of(spec.get("filter"))
+    if generation is None:
+        raise RuntimeError(f"alias {names.alias} on {index} carries no generation filter: not written by lexpipe")
+    return Served(index, generation)

@@ -10,7 +10,8 @@ backend's (``EmbeddedBackend.search``):
 * server-side hybrid (licensed clusters): ``retriever.rrf`` over the two.
 
 Query bodies are structured only (``match``/``multi_match``/``knn``/``retriever``, filters as
-``term``/``terms``): user text is only ever a JSON string value, never query syntax.
+``term``/``terms``/``range`` from :mod:`.visibility`): user text is only ever a JSON string value,
+never query syntax.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 from pipelines.retrieval.elasticsearch.names import iso
 from pipelines.retrieval.backend_common import bigrams
 from pipelines.retrieval.fusion import RRF_K
-from pipelines.retrieval.interface import Filters, Hit
+from pipelines.retrieval.interface import Hit
 
 EncodeQuery = Callable[[str], Sequence[float]]
 AnalyzeQuery = Callable[[str], "tuple[str, str]"]
@@ -39,20 +40,6 @@ def analyze_query_from(analyzer: Any) -> AnalyzeQuery:
         return " ".join(tokens), " ".join(analyzer.fold(tokens))
 
     return analyze_query
-
-
-def filter_clauses(filters: Filters, version: str | None = None) -> list[dict[str, Any]]:
-    """``filter`` context clauses; values are JSON values, never spliced into query syntax."""
-    out: list[dict[str, Any]] = []
-    if filters.act_ids:
-        out.append({"terms": {"act_id": list(filters.act_ids)}})
-    if filters.jurisdictions:
-        out.append({"terms": {"jurisdiction": list(filters.jurisdictions)}})
-    if filters.statuses:
-        out.append({"terms": {"status": list(filters.statuses)}})
-    if version is not None:
-        out.append({"term": {"version": version}})
-    return out
 
 
 FALLBACK_TEXT_BOOST, FALLBACK_HEADING_BOOST = 1.0, 0.5  # lexical leg without a project analyser
@@ -126,7 +113,7 @@ def parse_hits(response: Mapping[str, Any], source: str | None) -> list[Hit]:
             chunk_id=s.get("chunk_id", h.get("_id", "")),
             article_id=s.get("article_id", ""),
             act_id=s.get("act_id", ""),
-            version=iso(s.get("version", "")),
+            version=iso(s.get("version_from", "")),  # the search replaces it by the act's resolved version
             score=float(h.get("_score") or 0.0),
             rank=i,
             heading_path=s.get("heading_path") or "",

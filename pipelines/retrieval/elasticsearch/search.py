@@ -1,31 +1,33 @@
-"""Searches of one corpus' indices, answering like the embedded backend.
+"""Searches of one language index, answering like the embedded backend.
 
-Searches answer the embedded backend's contract (``EmbeddedBackend.search``): article-level
-hits (best chunk per article, :func:`collapse_to_articles`) from the same retrievers —
+Searches answer the embedded backend's contract: article-level hits (best chunk per article,
+:func:`collapse_to_articles`) from the same retrievers —
 
 * ``bm25``: BM25 over our analysed unigrams (``text_analyzed``) plus ``bigram_weight`` × BM25 over
   word bigrams (``text_bigrams``), one ``bool.should`` of the two ``match`` queries, which sums
   the two scores exactly as the embedded backend adds its two FTS scores;
-* ``dense``: top-level ``knn`` on ``vector``;
-* ``gaius``: the client-side character-alignment scorer over the chunk rows of the resolved
-  physical index (:mod:`pipelines.retrieval.elasticsearch.gaius`);
-* ``hybrid``: the three legs side by side, then, in our code and exactly as on the embedded
-  backend, either the trained reranker (``reranker.rerank_legs``: the legs' union re-scored with
-  the lexical statistics of the physical index, read by the same scan as gAIus) when one is
-  loaded (``index_build.load_reranker``), or else ``fusion.fuse`` by the shared
-  :class:`HybridConfig`. ``server_side_rrf`` (for a licensed cluster) takes precedence over both:
-  when it is set, hybrid is the cluster's RRF of bm25 + knn, without gAIus and without the
-  reranker (see :meth:`IndexSearch._server_rrf`). With a section fusion model (German), hybrid
-  is that model's fusion of its legs on reductions of the question, as on the embedded backend.
+* ``dense``: top-level ``knn`` on ``vector`` — over the rows that have a vector (the embedding
+  backfill may not have reached every row yet);
+* ``gaius``: the client-side character-alignment scorer over the scope's rows
+  (:mod:`pipelines.retrieval.elasticsearch.gaius`);
+* ``hybrid``: the legs side by side, then, in our code and exactly as on the embedded backend,
+  either the trained reranker when one is loaded, or else ``fusion.fuse`` by the shared
+  :class:`HybridConfig`; the German section fusion when its model is loaded
+  (:func:`backend_common.section_hybrid`); the cluster's ``rrf`` retriever when
+  ``server_side_rrf`` is set.
 
-A search first resolves which physical index answers it (one ``GET <pattern>/_alias``: serving
-alias, or the version alias that ``version`` / ``as_of`` select) and then queries that index, so
-all legs of one hybrid search read the same version even while a load switches aliases. An
-unknown act, an unknown version or an ``as_of`` before every loaded version raise
-:class:`ElasticsearchSearchError`, a ``SearchError`` (the API answers 4xx).
+A search first resolves what it sees (:meth:`IndexSearch.scope`): ONE ``GET _alias/<alias>``
+gives the physical index and generation G; the generation's catalogue (cached per G) gives each
+act's versions; the request's filters become document-level clauses (:mod:`.visibility`) that
+every leg sends, so all legs of one search read the same generation even while a publication
+swaps the alias. An unknown act, a version an act does not hold or a date before every version
+raise :class:`ElasticsearchSearchError`, a ``SearchError`` (the API answers 4xx).
 
-The request bodies are built in :mod:`.queries` (structured only: user text is only ever a JSON
-string value, never query syntax).
+Scopes: a scope of at most ``max_scope_rows`` rows (the Polish codes, a German search in a few
+acts) runs every leg exactly as on the embedded backend; a larger one (an unfiltered German search
+over 6,000+ acts) is answered by the cluster alone — BM25 and kNN fused by the language's
+``HybridConfig`` without its gAIus leg — since the client-side legs would have to load the whole
+corpus.
 """
 
 from __future__ import annotations
@@ -35,18 +37,21 @@ import datetime as dt
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from elasticsearch import Elasticsearch, NotFoundError
 
+from pipelines.retrieval.backend_common import section_hybrid
+from pipelines.retrieval.elasticsearch.catalog import ActEntry, CatalogCache
 from pipelines.retrieval.elasticsearch.errors import ElasticsearchBackendError, ElasticsearchSearchError, IndexGone
-from pipelines.retrieval.elasticsearch.gaius import GaiusIndexCache
-from pipelines.retrieval.elasticsearch.names import IndexNames, Served, iso, read_served, response_body
+from pipelines.retrieval.elasticsearch.gaius import ScopeCache, ScopeScan
+from pipelines.retrieval.elasticsearch.names import IndexNames, iso, read_served, response_body
 from pipelines.retrieval.elasticsearch.queries import (
-    LEGS, MAX_KNN, AnalyzeQuery, EncodeQuery, analyze_query_from, bm25_query, filter_clauses, knn_clause,
-    parse_hits, rrf_retriever,
+    LEGS, MAX_KNN, AnalyzeQuery, EncodeQuery, analyze_query_from, bm25_query, knn_clause, parse_hits, rrf_retriever,
 )
 from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
+from pipelines.retrieval.elasticsearch.visibility import row_filter
 from pipelines.retrieval.fusion import HybridConfig, fuse
 from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_to_articles, encoder_mismatch
 from schemas import elasticsearch as es_schema
@@ -59,83 +64,153 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What one search sees: ``index`` at ``generation``, each act of the scope resolved to a
+    version (``versions``), the leg filter ``clauses`` (without statuses: ``filters`` keeps them),
+    and the scope's size estimate (rows its acts' newest versions show)."""
+    index: str
+    generation: int
+    versions: dict[str, str]
+    clauses: list[dict[str, Any]]
+    scan_clauses: list[dict[str, Any]]  # the rows of the scope, every status (client-side legs)
+    filters: Filters
+    rows: int
+    large: bool
+
+    @property
+    def key(self) -> tuple:
+        return (self.index, self.generation, tuple(sorted(self.versions.items())))
+
+
+def _listed(acts: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(sorted(acts)[:limit]) or "none"
+    return shown + (f" and {len(acts) - limit} more" if len(acts) > limit else "")
+
+
 class IndexSearch:
-    """Searches (:class:`SearchRequest`) over the indices of one corpus (``names``), each resolved
-    to one physical index. The query-side configuration (``encode_query``, ``analyze_query`` /
-    ``analyzer``, ``hybrid``, ``reranker``, ``section_fusion``, ``encoder_id``) is described on
-    :class:`~pipelines.retrieval.elasticsearch.backend.ElasticsearchBackend`, which holds one."""
+    """Searches (:class:`SearchRequest`) over one language index (``names``). The query-side
+    configuration (``encode_query``, ``analyze_query`` / ``analyzer``, ``hybrid``, ``reranker``,
+    ``section_fusion``, ``encoder_id``) is described on
+    :class:`~pipelines.retrieval.elasticsearch.backend.ElasticsearchBackend`."""
 
     def __init__(self, client: Elasticsearch, names: IndexNames, settings: ElasticsearchSettings, *,
-                 act_id: str | None = None, encode_query: EncodeQuery | None = None,
-                 analyze_query: AnalyzeQuery | None = None, analyzer: "TextAnalyzer | None" = None,
-                 hybrid: HybridConfig = HybridConfig(), reranker: "LinearReranker | None" = None,
-                 section_fusion: "SectionFusion | None" = None, encoder_id: str | None = None):
+                 encode_query: EncodeQuery | None = None, analyze_query: AnalyzeQuery | None = None,
+                 analyzer: "TextAnalyzer | None" = None, hybrid: HybridConfig = HybridConfig(),
+                 reranker: "LinearReranker | None" = None, section_fusion: "SectionFusion | None" = None,
+                 encoder_id: str | None = None, catalogs: CatalogCache | None = None):
         unknown_legs = {name for name, _ in hybrid.weights} - set(LEGS)
         if unknown_legs:
             raise ValueError(f"HybridConfig names unknown retrievers {sorted(unknown_legs)}; use {LEGS}")
         self.client = client
         self.names = names
         self.settings = settings
-        self.act_id = act_id
         self.encode_query = encode_query
         self.analyzer = analyzer
         self.analyze_query = analyze_query or (analyze_query_from(analyzer) if analyzer is not None else None)
         self.hybrid = hybrid
         self.reranker = reranker
-        self.section_fusion = section_fusion  # German hybrid, as on the embedded backend (section_fusion.py)
-        # id of the encoder behind ``encode_query``: compared with an index's record before its
-        # vectors are searched
+        self.section_fusion = section_fusion
         self.encoder_id = encoder_id
-        self._index_encoders: dict[str, str | None] = {}
-        self.gaius_cache = GaiusIndexCache(client, page_size=settings.scan_page_size,
-                                           keep_alive=settings.scan_keep_alive,
-                                           capacity=settings.gaius_cache_indices)
+        self._index_encoders: dict[tuple[str, int], str | None] = {}
+        self.catalogs = catalogs or CatalogCache(client, page_size=settings.scan_page_size,
+                                                 keep_alive=settings.scan_keep_alive)
+        self.scopes = ScopeCache(client, page_size=settings.scan_page_size, keep_alive=settings.scan_keep_alive,
+                                 capacity=settings.gaius_cache_indices)
         self._warned_server_rrf = False
         self._pool: ThreadPoolExecutor | None = None  # hybrid legs side by side, made on first use
         self._pool_lock = threading.Lock()
 
-    def served(self) -> Served:
-        return read_served(self.client, self.names)
+    # ----------------------------------------------------------------- what is served
+
+    def catalogue(self) -> tuple[str | None, int, dict[str, ActEntry]]:
+        """(physical index, generation, every act entry) of what the alias serves now."""
+        served = read_served(self.client, self.names)
+        if not served.published:
+            return served.index, served.generation, {}
+        return served.index, served.generation, self.catalogs.of(served.index, served.generation).all()
+
+    def entries(self, act_ids: Sequence[str]) -> dict[str, ActEntry]:
+        served = read_served(self.client, self.names)
+        if not served.published:
+            return {}
+        return self.catalogs.of(served.index, served.generation).get(act_ids)
 
     # ----------------------------------------------------------------- resolution
 
-    def resolve_as_of(self, as_of: dt.date, filters: Filters = Filters()) -> str | None:
-        """Newest loaded version with ``version <= as_of`` (None when there is none). ``filters``
-        is accepted for compatibility: one backend holds one act, so they cannot change the answer."""
-        older = [v for v in self.served().versions if v <= as_of.isoformat()]
-        return max(older, default=None)
+    def scope(self, f: Filters) -> Scope:
+        """The scope of a request, with the embedded backend's rules and errors: ``version``
+        exactly, else the version in force ``as_of`` (day semantics), else each act's newest."""
+        served = read_served(self.client, self.names)
+        named = tuple(dict.fromkeys(f.act_ids))
+        if not served.published:
+            what = f"unknown act {named[0]!r}" if named else f"no {self.names.lang!r} act is indexed"
+            raise ElasticsearchSearchError(f"{what}: nothing has been published to {self.names.alias}")
+        try:
+            return self._scope(served.index, served.generation, named, f)
+        except NotFoundError as exc:  # a rebuild deleted the index the alias named a moment ago
+            raise IndexGone(served.index) from exc
 
-    def _resolve(self, f: Filters) -> tuple[str, str]:
-        """(version, physical index) answering ``f``, with the embedded backend's rules and errors:
-        ``version`` exactly, else the newest version on or before ``as_of``, else the serving one."""
-        for act in f.act_ids:
-            if not self.names.owns(act):
-                raise ElasticsearchSearchError(f"unknown act {act!r} (indexed: {self.act_id or self.names.corpus})")
-        act = self.act_id or self.names.corpus
-        served = self.served()
-        if not served.versions:
-            raise ElasticsearchSearchError(f"unknown act {act!r}: no version of corpus {self.names.corpus} has been "
-                                           f"loaded ({self.names.history_alias} is empty or missing)")
-        if f.version is not None:
-            version = iso(f.version)
-            if version not in served.versions:
-                raise ElasticsearchSearchError(f"{act} has no indexed version {version} (have {sorted(served.versions)})")
-            return version, served.versions[version]
-        if f.as_of is not None:
-            version = self.resolve_as_of(f.as_of, f) or ""
-            if not version:
-                raise ElasticsearchSearchError(f"{act} has no indexed version on or before {f.as_of}")
-            return version, served.versions[version]
-        if served.serving is None:  # aliases of a half-finished manual change: serve the newest
-            version = max(served.versions)
-            return version, served.versions[version]
-        return served.serving
+    def _scope(self, index: str, G: int, named: tuple[str, ...], f: Filters) -> Scope:
+        cat = self.catalogs.of(index, G)
+        if named:
+            entries = cat.get(named)
+            unknown = [a for a in named if a not in entries]
+            if unknown:
+                known = cat.all()
+                raise ElasticsearchSearchError(f"unknown act {unknown[0]!r} (indexed: {_listed(list(known))})")
+        else:
+            entries = cat.all()
+        if f.jurisdictions:
+            entries = {a: e for a, e in entries.items() if a.split(":", 1)[0] in f.jurisdictions}
+        version = iso(f.version) if f.version is not None else None
+        act_filter: Sequence[str] = named
+        if version is not None:
+            if named:
+                for a in named:
+                    if a in entries and version not in entries[a].versions:
+                        raise ElasticsearchSearchError(f"{a} has no indexed version {version} "
+                                                       f"(have {list(entries[a].versions)})")
+            versions = {a: version for a, e in entries.items() if version in e.versions}
+            if not versions and not f.jurisdictions:
+                raise ElasticsearchSearchError(f"no indexed version {version} of any act in {self.names.alias}")
+            act_filter = sorted(versions)
+        elif f.as_of is not None:
+            versions = {}
+            for a, e in entries.items():
+                v = e.as_of(f.as_of)
+                if v is None and named:
+                    raise ElasticsearchSearchError(f"{a} has no indexed version on or before {f.as_of}")
+                if v is not None:
+                    versions[a] = v
+            if not versions and not f.jurisdictions:
+                raise ElasticsearchSearchError(f"no act has an indexed version on or before {f.as_of}")
+        else:
+            versions = {a: e.newest for a, e in entries.items() if e.newest}
+        if len(act_filter) > 100 and not f.jurisdictions and set(act_filter) >= set(cat.all()):
+            act_filter = ()  # every act of the index: no terms filter of thousands of ids
+        if f.jurisdictions and not versions:
+            act_filter = ()  # nothing of these jurisdictions: the clauses below match nothing
+        mode = {"version": version} if version is not None else {"as_of": f.as_of}
+        clauses = row_filter(G, **mode, act_ids=act_filter, jurisdictions=f.jurisdictions, statuses=f.statuses)
+        scan_clauses = row_filter(G, **mode, act_ids=sorted(versions) or act_filter, jurisdictions=f.jurisdictions)
+        rows = sum(entries[a].chunks for a in versions if a in entries)
+        return Scope(index, G, versions, clauses, scan_clauses, f, rows, rows > self.settings.max_scope_rows)
+
+    def resolve_as_of(self, as_of: dt.date, filters: Filters = Filters()) -> str | None:
+        """The version of the (one) act ``filters`` name in force on ``as_of`` (None: none by then)."""
+        acts = filters.act_ids
+        if len(acts) != 1:
+            raise ValueError("resolve_as_of needs exactly one act in filters.act_ids")
+        entry = self.entries(acts).get(acts[0])
+        return entry.as_of(as_of) if entry else None
+
+    # ----------------------------------------------------------------- the legs
 
     def _analyzed(self, query: str) -> tuple[str | None, str | None]:
         if self.analyze_query is None:
             return None, None
-        analyzed, folded = self.analyze_query(query)
-        return analyzed, folded
+        return self.analyze_query(query)
 
     def _vector(self, query: str) -> list[float]:
         if self.encode_query is None:
@@ -164,107 +239,86 @@ class IndexSearch:
             raise IndexGone(index) from exc
         return response_body(resp)
 
-    # -- the legs: chunk hits, ``depth`` deep ------------------------------------------------------
-
-    def bm25(self, index: str, query: str, filters: list[dict[str, Any]], depth: int, *,
-             bigram_weight: float | None = None) -> list[Hit]:
-        body = self.build_bm25(query, filters, bigram_weight=bigram_weight)
+    def bm25(self, scope: Scope, query: str, depth: int, *, bigram_weight: float | None = None) -> list[Hit]:
+        body = self.build_bm25(query, scope.clauses, bigram_weight=bigram_weight)
         if body is None:  # nothing left after analysis (e.g. only stop words): like embedded, no hits
             return []
-        return parse_hits(self._search(index, depth, query=body), "bm25")
+        return self._versioned(scope, parse_hits(self._search(scope.index, depth, query=body), "bm25"))
 
-    def dense(self, index: str, query: str, filters: list[dict[str, Any]], depth: int) -> list[Hit]:
-        knn = knn_clause(self._vector(query), depth, filters, num_candidates_factor=self.settings.num_candidates_factor)
-        return parse_hits(self._search(index, depth, knn=knn), "dense")
+    def dense(self, scope: Scope, query: str, depth: int) -> list[Hit]:
+        knn = knn_clause(self._vector(query), depth, scope.clauses,
+                         num_candidates_factor=self.settings.num_candidates_factor)
+        return self._versioned(scope, parse_hits(self._search(scope.index, depth, knn=knn), "dense"))
 
-    def gaius(self, index: str, query: str, filters: Filters, depth: int) -> list[Hit]:
-        """gAIus over the rows of ``index``, loaded once per physical index. The query goes through
-        ``strip_boilerplate`` as on the embedded backend; ``version``/``as_of`` were already
-        resolved to ``index``, so only act/jurisdiction/status filters are left to apply."""
+    def _versioned(self, scope: Scope, hits: list[Hit]) -> list[Hit]:
+        """Each hit reports the version its act resolved to, not the first version of its row."""
+        for h in hits:
+            h.version = scope.versions.get(h.act_id, h.version)
+        return hits
+
+    def scan(self, scope: Scope) -> ScopeScan:
+        if scope.large:
+            raise ElasticsearchBackendError(
+                f"a scope of ~{scope.rows} rows is larger than max_scope_rows={self.settings.max_scope_rows}: "
+                "the client-side legs do not load it")
+        try:
+            return self.scopes.entry(scope.key, scope.index, {"bool": {"filter": scope.scan_clauses}}, scope.versions)
+        except NotFoundError as exc:
+            raise IndexGone(scope.index) from exc
+
+    def gaius(self, scope: Scope, query: str, depth: int) -> list[Hit]:
+        """gAIus over the scope's rows. The query goes through ``strip_boilerplate`` as on the
+        embedded backend (Polish exam lead-ins); version and date are already the scope's, so only
+        act, jurisdiction and status filters are applied here."""
+        from pipelines.retrieval.languages import PROFILES
         from pipelines.retrieval.query_prep import strip_boilerplate
 
-        try:
-            retriever = self.gaius_cache.get(index)
-        except NotFoundError as exc:
-            raise IndexGone(index) from exc
-        rest = dataclasses.replace(filters, version=None, as_of=None)
-        return retriever.search(SearchRequest(strip_boilerplate(query), depth, "gaius", rest))
+        lp = PROFILES.get(self.names.lang)
+        query = strip_boilerplate(query) if lp is not None and lp.strip_exam_lead_ins else query
+        rest = dataclasses.replace(scope.filters, version=None, as_of=None)
+        return self.scan(scope).gaius.search(SearchRequest(query, depth, "gaius", rest))
 
-    def lexical_stats(self, index: str) -> "LexicalStats":
-        """Analysed tokens and IDF of the chunks of ``index`` for the reranker, from the same
-        (cached, LRU-bounded) scan as gAIus — ``EmbeddedBackend.lexical_stats`` of a table."""
-        try:
-            return self.gaius_cache.lexical(index)
-        except NotFoundError as exc:
-            raise IndexGone(index) from exc
+    def lexical_stats(self, scope: Scope) -> "LexicalStats":
+        """Analysed tokens and IDF of the scope's chunks for the reranker (the same scan as gAIus)."""
+        return self.scan(scope).lexical
 
-    def section_context(self, index: str) -> "TableContext":
-        """IDF and each §'s first chunk of ``index`` for the German hybrid, from the same cached scan
-        as gAIus and the reranker (``EmbeddedBackend.section_context`` of a table)."""
-        try:
-            return self.gaius_cache.section(index)
-        except NotFoundError as exc:
-            raise IndexGone(index) from exc
+    def section_context(self, scope: Scope) -> "TableContext":
+        """IDF and each §'s first chunk of the scope, for the German hybrid (the same scan)."""
+        return self.scopes.section(self.scan(scope))
 
-    def section_legs(self, index: str, query: str, clauses: list[dict[str, Any]], legs: Sequence[str],
-                     leg_articles: int = 100) -> dict[str, list[Hit]]:
-        """The German hybrid's legs on their reductions of the query, side by side — the same
-        ``LEG_SPECS`` and reductions as ``EmbeddedBackend.section_legs``."""
-        from pipelines.retrieval.section_fusion import LEG_SPECS, leg_queries
-
-        depth = min(3 * leg_articles, MAX_KNN)
-        queries = leg_queries(legs, query, self.analyzer, self.section_context(index))
-
-        def run(leg: str) -> list[Hit]:
-            spec, q = LEG_SPECS[leg], queries[leg]
-            if not q.strip():
-                return []
-            if spec.retriever == "bm25":
-                return self.bm25(index, q, clauses, depth, bigram_weight=None if spec.bigrams else 0.0)
-            return self.dense(index, q, clauses, depth)
-
+    def _submit(self, fn, *args):
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=len(LEGS), thread_name_prefix="es-hybrid-leg")
-        futures = {leg: self._pool.submit(run, leg) for leg in legs}
-        return {leg: f.result() for leg, f in futures.items()}
+        return self._pool.submit(fn, *args)
 
-    def _leg(self, name: str, index: str, request: SearchRequest, clauses: list[dict[str, Any]],
-             depth: int) -> list[Hit]:
-        if name == "gaius":
-            return self.gaius(index, request.query, request.filters, depth)
-        return getattr(self, name)(index, request.query, clauses, depth)
+    def _leg(self, name: str, scope: Scope, query: str, depth: int) -> list[Hit]:
+        return getattr(self, name)(scope, query, depth)
 
-    def _legs(self, names: Sequence[str], index: str, request: SearchRequest, clauses: list[dict[str, Any]],
-              depth: int) -> dict[str, list[Hit]]:
+    def _legs(self, names: Sequence[str], scope: Scope, query: str, depth: int) -> dict[str, list[Hit]]:
         """The named legs' chunk hits, side by side: they wait on the cluster (or, for gAIus, on
-        numpy), so a hybrid search costs its slowest leg, not their sum — as on the embedded backend."""
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=len(LEGS), thread_name_prefix="es-hybrid-leg")
-        futures = {name: self._pool.submit(self._leg, name, index, request, clauses, depth) for name in names}
+        numpy), so a hybrid search costs its slowest leg, not their sum."""
+        futures = {name: self._submit(self._leg, name, scope, query, depth) for name in names}
         return {name: f.result() for name, f in futures.items()}
 
-    def _query_tokens(self, query: str) -> list[str]:
-        """The query's analysed tokens, as the lexical leg sends them (``text_analyzed`` side)."""
-        analyzed, _folded = self._analyzed(query)
-        return analyzed.split() if analyzed else []
+    def section_search(self, scope: Scope, query: str, depth: int) -> list[Hit]:
+        """The German hybrid (``backend_common.section_hybrid``) with this cluster's legs."""
+        def run_leg(spec, q: str, chunk_depth: int) -> list[Hit]:
+            d = min(chunk_depth, MAX_KNN)
+            if spec.retriever == "bm25":
+                return self.bm25(scope, q, d, bigram_weight=None if spec.bigrams else 0.0)
+            return self.dense(scope, q, d)
 
-    def _server_rrf(self, index: str, request: SearchRequest, clauses: list[dict[str, Any]],
-                    depth: int) -> list[Hit]:
+        return section_hybrid(self.section_fusion, query, scope.filters, depth, self.section_context(scope),
+                              self.analyzer, run_leg, self._submit)
+
+    def _server_rrf(self, scope: Scope, query: str, depth: int) -> list[Hit]:
         """Hybrid as ONE ``retriever.rrf`` request over the bm25 and knn legs (``server_side_rrf``).
 
         This setting wins over a loaded reranker: whoever turns it on wants candidates and scoring
-        kept in the cluster, and the reranker needs all three legs' client-side candidates.
-
-        gAIus is left out here, with a log line, rather than fused client-side with the server's
-        result: RRF of an already-fused list with a third ranking is not the three-way fusion the
-        HybridConfig weights were tuned for (the tuned RRF config, ``RRF_CONFIG``, has no gAIus
-        leg at all), and server-side fusion is chosen to keep candidates and scoring in the
-        cluster, which a client-side corpus scan would defeat. The server always ranks by RRF
-        (``hybrid.rrf_k``, bm25/dense weights); use the default client-side fusion for z-score
-        fusion and the gAIus leg.
-        """
+        kept in the cluster, and the reranker needs all three legs' client-side candidates. gAIus
+        is left out (with a log line): RRF of an already-fused list with a third ranking is not the
+        fusion the HybridConfig weights were tuned for."""
         weights = dict(self.hybrid.weights)
         if not self._warned_server_rrf:
             self._warned_server_rrf = True
@@ -274,83 +328,91 @@ class IndexSearch:
                          weights.get("gaius", 0), self.hybrid.method,
                          "loaded, unused" if self.reranker is not None else "none loaded")
         w_lex, w_dense = weights.get("bm25", 0.0), weights.get("dense", 0.0)
-        bm25 = self.build_bm25(request.query, clauses)
+        bm25 = self.build_bm25(query, scope.clauses)
         if not (w_lex and w_dense and bm25 is not None):  # one leg left: its ranking is the RRF ranking
-            return self._leg("dense" if w_dense else "bm25", index, request, clauses, depth)
-        knn = knn_clause(self._vector(request.query), depth, clauses,
+            return self._leg("dense" if w_dense else "bm25", scope, query, depth)
+        knn = knn_clause(self._vector(query), depth, scope.clauses,
                          num_candidates_factor=self.settings.num_candidates_factor)
         retr = rrf_retriever(bm25, knn, rank_window_size=depth, rank_constant=self.hybrid.rrf_k,
                              weights=(w_lex, w_dense))
-        return parse_hits(self._search(index, depth, retriever=retr), "hybrid")
+        return self._versioned(scope, parse_hits(self._search(scope.index, depth, retriever=retr), "hybrid"))
 
-    def _check_encoder(self, version: str, index: str) -> None:
-        """Refuse query vectors of another encoder than ``index``'s (``interface.encoder_mismatch``).
-        The index's record (``mappings._meta.lexpipe.encoder``) is read once per physical index:
-        indices never change after loading."""
+    def _check_encoder(self, scope: Scope) -> None:
+        """Refuse query vectors of another encoder than the index's (``interface.encoder_mismatch``);
+        the record (``mappings._meta.lexpipe.encoder``) is read once per index and generation."""
         if not self.encoder_id:
             return
-        if index not in self._index_encoders:
+        key = (scope.index, scope.generation)
+        if key not in self._index_encoders:
             try:
-                info = response_body(self.client.indices.get(index=index)) or {}
+                info = response_body(self.client.indices.get(index=scope.index)) or {}
             except NotFoundError as exc:
-                raise IndexGone(index) from exc
-            meta = (((info.get(index) or {}).get("mappings") or {}).get("_meta") or {}).get("lexpipe") or {}
-            self._index_encoders[index] = meta.get("encoder")
-        why = encoder_mismatch(f"{self.act_id or self.names.corpus} {version} ({index})", self._index_encoders[index],
-                               self.encoder_id)
+                raise IndexGone(scope.index) from exc
+            meta = (((info.get(scope.index) or {}).get("mappings") or {}).get("_meta") or {}).get("lexpipe") or {}
+            self._index_encoders[key] = meta.get("encoder")
+        why = encoder_mismatch(f"{self.names.alias} ({scope.index})", self._index_encoders[key], self.encoder_id)
         if why:
             raise ElasticsearchSearchError(why)
 
     def _ranked(self, request: SearchRequest) -> list[Hit]:
-        version, index = self._resolve(request.filters)
+        scope = self.scope(request.filters)
         if request.retriever in ("dense", "hybrid") and self.encode_query is not None:
-            self._check_encoder(version, index)
-        clauses = filter_clauses(request.filters, version)
+            self._check_encoder(scope)
+        if not scope.versions:  # e.g. a jurisdiction this index does not hold
+            return []
         depth = min(max(self.settings.candidates, 3 * request.k), MAX_KNN)
-        if request.retriever == "dense" and self.section_fusion is not None:  # German: long questions reduced
+        german = self.section_fusion is not None and not scope.large
+        if request.retriever == "dense" and german:  # long questions reduced to key terms
             from pipelines.retrieval.section_fusion import dense_query
 
-            q = dense_query(request.query, self.analyzer, self.section_context(index).idf,
+            q = dense_query(request.query, self.analyzer, self.section_context(scope).idf,
                             getattr(self.analyzer, "lang", "de"))
-            return self.dense(index, q, clauses, depth)
+            return self.dense(scope, q, depth)
+        if request.retriever == "gaius" and scope.large:
+            raise ElasticsearchSearchError(f"gaius scores a scope client-side; this one has ~{scope.rows} rows "
+                                           f"(more than {self.settings.max_scope_rows}): name the acts to search")
         if request.retriever != "hybrid":
-            return self._leg(request.retriever, index, request, clauses, depth)
+            return self._leg(request.retriever, scope, request.query, depth)
         if self.settings.server_side_rrf:  # wins over the reranker and client-side fusion
-            return self._server_rrf(index, request, clauses, depth)
-        if self.section_fusion is not None:  # the embedded backend's German hybrid, leg for leg
-            from pipelines.retrieval.section_fusion import fuse_hits
-
-            model = self.section_fusion
-            legs = self.section_legs(index, request.query, clauses, model.legs, model.leg_articles)
-            return fuse_hits(model, legs, self.section_context(index), request.filters, depth)
-        if self.reranker is not None:  # the embedded backend's hybrid_search, leg for leg
+            return self._server_rrf(scope, request.query, depth)
+        if german:
+            return self.section_search(scope, request.query, depth)
+        if self.reranker is not None and not scope.large:
             from pipelines.retrieval.reranker import rerank_legs
 
-            legs = self._legs(LEGS, index, request, clauses, depth)
-            return rerank_legs(self.reranker, legs, self._query_tokens(request.query),
-                               self.lexical_stats(index), depth)
-        return fuse(self.hybrid, self._legs(self.hybrid.legs(), index, request, clauses, depth), depth)
+            legs = self._legs(LEGS, scope, request.query, depth)
+            return rerank_legs(self.reranker, legs, self._query_tokens(request.query), self.lexical_stats(scope),
+                               depth)
+        config = self.hybrid
+        if scope.large and dict(config.weights).get("gaius"):
+            config = dataclasses.replace(config, weights=tuple((n, w) for n, w in config.weights if n != "gaius"))
+        return fuse(config, self._legs(config.legs(), scope, request.query, depth), depth)
+
+    def _query_tokens(self, query: str) -> list[str]:
+        analyzed, _folded = self._analyzed(query)
+        return analyzed.split() if analyzed else []
+
+    def needs_vector(self, retriever: str) -> bool:
+        reranks = self.reranker is not None and not self.settings.server_side_rrf
+        return retriever == "dense" or (retriever == "hybrid" and (
+            reranks or self.section_fusion is not None or bool(dict(self.hybrid.weights).get("dense"))))
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """Article-level hits (best chunk per article), ranked 1..k — ``EmbeddedBackend.search``."""
         retriever = request.retriever
         if retriever not in (*LEGS, "hybrid"):
             raise ElasticsearchSearchError(f"unknown retriever {retriever!r}; use one of {', '.join((*LEGS, 'hybrid'))}")
-        reranks = self.reranker is not None and not self.settings.server_side_rrf
-        needs_vector = retriever == "dense" or (retriever == "hybrid" and (
-            reranks or dict(self.hybrid.weights).get("dense")))
-        if needs_vector and self.encode_query is None:
+        if self.needs_vector(retriever) and self.encode_query is None:
             raise ElasticsearchBackendError(f"{retriever} retrieval needs an encode_query callable")
         if request.k <= 0 or not request.query.strip():
             return []
         try:
             hits = self._ranked(request)
         except IndexGone as gone:
-            # the index we resolved was deleted after a newer load (retention): resolve again, once
-            self.gaius_cache.discard(str(gone))
+            # a rebuild moved the alias to a new physical index and deleted ours: resolve again, once
+            self.scopes.discard_index(str(gone))
             try:
                 hits = self._ranked(request)
             except IndexGone as again:
-                raise ElasticsearchBackendError(
-                    f"{again} disappeared twice while searching corpus {self.names.corpus}") from again
+                raise ElasticsearchBackendError(f"{again} disappeared twice while searching {self.names.alias}") from again
         return collapse_to_articles(hits, request.k)

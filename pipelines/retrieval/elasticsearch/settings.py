@@ -8,8 +8,7 @@ from elasticsearch import Elasticsearch
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pipelines.retrieval.backend_common import CANDIDATES
-from pipelines.retrieval.languages import DEFAULT_LANGUAGE
+from pipelines.retrieval.backend_common import CANDIDATES, IN_MEMORY_MAX_ROWS
 from schemas import elasticsearch as es_schema
 
 
@@ -23,13 +22,25 @@ class ElasticsearchSettings(BaseSettings):
     api_key: SecretStr | None = None
     ca_certs: str | None = None
     request_timeout_s: float = 30.0
-    index_prefix: str = "lexpipe-chunks"
-    language: str = Field(DEFAULT_LANGUAGE, description="ISO 639-1 language of the corpus text.")
+    index_prefix: str = Field("lexpipe", description="Start of the index names: <prefix>-statutes-<lang>, <prefix>-cases-<lang>.")
     vector_dims: int = es_schema.DEFAULT_DIMS
     has_stempel: bool | None = Field(None, description="None: detect the analysis-stempel plugin via GET _nodes/plugins.")
-    number_of_shards: int = 1
+    number_of_shards: int | None = Field(None, ge=1, description=(
+        "Primaries of a new physical index; None: from the expected size (schemas.elasticsearch.primary_shards)."))
+    expected_docs: int = Field(1_000_000, ge=0, description=(
+        "Documents a language index is sized for when it is created (the whole-corpus estimate of "
+        "docs/elasticsearch.md; a rebuild also counts the documents it replaces)."))
+    target_shard_gb: float = Field(10.0, gt=0, description="Bytes per primary shard copy the sizing aims at, in GB.")
     number_of_replicas: int = 1
-    keep_versions: int = Field(3, ge=1, description="Versions whose indices survive a load (serving index always kept).")
+    keep_versions: int | None = Field(None, ge=1, description=(
+        "Versions kept per act (older ones are forgotten at the act's next publication); None keeps every version."))
+    keep_generations: int = Field(2, ge=1, description=(
+        "Generations a reader may still hold: documents only older ones see are deleted after a publication."))
+    lock_ttl_s: float = Field(900.0, gt=0, description="A publication lease not renewed for this long is taken over.")
+    publish_refresh_interval: str | None = Field("-1", description=(
+        "index.refresh_interval while a publication writes (-1: none until its own refresh); None leaves it."))
+    refresh_interval: str = Field("1s", description="index.refresh_interval restored after a publication.")
+    flush_docs: int = Field(2_000, ge=1, description="Staged documents a publication buffers before it sends them.")
     bulk_chunk_size: int = Field(500, ge=1, description="Documents per _bulk request.")
     bulk_max_chunk_bytes: int = Field(10 * 1024 * 1024, description="Upper bound of one _bulk request body.")
     bulk_max_retries: int = Field(5, ge=0, description="Retries of documents rejected with 429.")
@@ -50,11 +61,14 @@ class ElasticsearchSettings(BaseSettings):
     bm25_text_boost: float = 0.0
     bm25_heading_boost: float = 0.0
     bm25_folded_boost: float = 0.0
-    scan_page_size: int = Field(500, ge=1, le=10_000, description="Documents per scroll page when gAIus loads an index.")
-    scan_keep_alive: str = Field("2m", description="Scroll context keep-alive between pages of that scan.")
+    scan_page_size: int = Field(500, ge=1, le=10_000, description="Documents per scroll page of a scan (scopes, catalogue).")
+    scan_keep_alive: str = Field("2m", description="Scroll context keep-alive between pages of a scan.")
     gaius_cache_indices: int = Field(3, ge=1, description=(
-        "Physical indices whose scanned rows (gAIus scorer + reranker lexical stats) stay in memory (LRU)."))
-
+        "Search scopes (generation + acts + versions) whose scanned rows (gAIus scorer, reranker lexical stats, "
+        "section context) stay in memory (LRU)."))
+    max_scope_rows: int = Field(IN_MEMORY_MAX_ROWS, ge=1, description=(
+        "Rows a search scope may have for the client-side legs (gAIus, reranker, section fusion) to load it; "
+        "larger scopes are answered by BM25 + kNN only."))
 
 def client_for(s: ElasticsearchSettings) -> Elasticsearch:
     """The client ``s`` configures (URL, API key, CA certificates, timeout, transport retries)."""

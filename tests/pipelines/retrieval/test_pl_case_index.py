@@ -169,7 +169,7 @@ def es_world(tmp_path_factory, chunks):
             PL_CASES_ACT: case_index_step(layout, sample, act_id=PL_CASES_ACT, encoder=encoder,
                                           backend=open_backend(settings, act_id=PL_CASES_ACT, encoder=encoder)),
         }
-        every = [*fake.indices[loads[PL_CASES_ACT].table]["docs"], "pl:kc:art:864#0", "pl:kc:art:871#0"]
+        every = [*fake.chunk_ids(loads[PL_CASES_ACT].table), "pl:kc:art:864#0", "pl:kc:art:871#0"]
         fake.rankings = {"bm25": every, "dense": list(reversed(every)), "rrf": every}
         yield fake, settings, sample, loads
     finally:
@@ -179,22 +179,25 @@ def es_world(tmp_path_factory, chunks):
 
 
 def _searches(reqs):
-    return [r for r in reqs if r.path.endswith("/_search") and "scroll" not in r.args]
+    """The legs' searches (not the reads of a generation's act entries)."""
+    return [r for r in reqs if r.path.endswith("/_search") and "scroll" not in r.args
+            and b'{"term":{"doc_kind":"act"}}' not in r.raw.replace(b" ", b"")]
 
 
 def test_pl_cases_index_uses_the_polish_analyser_and_its_own_aliases(es_world):
     fake, _, sample, loads = es_world
     index = loads[PL_CASES_ACT].table
-    base = "lexpipe-chunks-pl-cases"
-    assert index.startswith(f"{base}-2011-06-14-") and loads[PL_CASES_ACT].alias == base
-    assert fake.indices[index]["aliases"] == {base, f"{base}-all", f"{base}-2011-06-14"}
+    base = "lexpipe-cases-pl"  # the language's court-decision collection: its own index, beside the statutes'
+    assert index == f"{base}-1" and loads[PL_CASES_ACT].alias == base and loads["pl:kc"].table == "lexpipe-statutes-pl-1"
+    assert set(fake.indices[index]["aliases"]) == {base}
     (create,) = fake.of("PUT", f"/{index}")
     mappings = create.json["mappings"]
     assert mappings["properties"]["text"] == {"type": "text", "analyzer": "polish"}
     meta = mappings["_meta"]["lexpipe"]
     assert (meta["lang"], meta["text_analyzer"], meta["has_stempel"]) == ("pl", "polish", True)
     lines = [line for r in fake.of("PUT", "/_bulk") for line in r.ndjson]
-    docs = [src for action, src in zip(lines[0::2], lines[1::2]) if action["index"]["_index"] == index]
+    docs = [src for action, src in zip(lines[0::2], lines[1::2])
+            if action["index"]["_index"] == index and src["doc_kind"] == "chunk"]
     assert len(docs) == sample.num_rows
     assert {(d["act_id"], d["jurisdiction"], d["status"]) for d in docs} == {(PL_CASES_ACT, "pl", "decided")}
     assert {d["article_id"] for d in docs} == {"pl:case:saos-94826", "pl:case:saos-117953", "pl:case:saos-110289"}
@@ -211,7 +214,8 @@ def test_both_reaches_the_polish_statute_and_case_indices_with_structured_bodies
     bodies = {r.path: r.json for r in _searches(reqs)}
     assert set(bodies) == {f"/{loads['pl:kc'].table}/_search", f"/{loads[PL_CASES_ACT].table}/_search"}
     assert bodies[f"/{loads[PL_CASES_ACT].table}/_search"]["query"]["bool"]["filter"] == [
-        {"terms": {"act_id": [PL_CASES_ACT]}}, {"term": {"version": "2011-06-14"}}]
+        {"term": {"doc_kind": "chunk"}}, {"range": {"gen_from": {"lte": 1}}}, {"range": {"gen_to": {"gt": 1}}},
+        {"term": {"version_to": "9999-12-31"}}, {"terms": {"act_id": [PL_CASES_ACT]}}]
     for body in bodies.values():
         assert not {k for k, _ in walk(body)} & {"query_string", "simple_query_string", "script", "script_score"}
     assert "de-cases" not in " ".join(r.path for r in reqs)
