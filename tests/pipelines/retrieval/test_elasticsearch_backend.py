@@ -882,3 +882,56 @@ def test_analyze_query_from_adapts_project_analyzer():
             return [t.replace("ą", "a").replace("ł", "l") for t in tokens]
 
     assert analyze_query_from(Stub())("Wąska Łąka") == ("wąska łąka", "waska laka")
+
+
+# ---------------------------------------------------------------------- a changeset from the corpus
+
+def test_a_changeset_is_one_publication_with_cached_vectors(httpserver, fake, tmp_path):
+    """``statute_index.index_changeset``'s Elasticsearch branch: the changeset's published versions
+    (and any the index missed) in ONE publication, analysed once, with the vectors the embedding cache
+    already has and none for the rest; run again, it writes nothing."""
+    pytest.importorskip("pipelines.retrieval.statute_index")
+    import json
+
+    import pyarrow.parquet as pq
+
+    from assets.resources import SearchConfig
+    from core.layout import Layout
+    from pipelines.retrieval.elasticsearch.publication import publish_changeset
+    from pipelines.retrieval.embedding_cache import EmbeddingCache
+    from pipelines.retrieval.encoders import get_encoder
+    from pipelines.retrieval.index_build import embedding_root
+    from pipelines.retrieval.statute_index import IndexChangesetReport
+    from schemas.arrow import CHUNKS, from_rows
+
+    layout = Layout(tmp_path / "home")
+    published = {("pl:kc", V1): texts_of(V1), ("pl:kc", V2): texts_of(V2, changed=(2,)), ("pl:kp", V2): texts_of(V2, n=3)}
+    for (act, v), texts in published.items():
+        d = layout.version_dir(act, v)
+        d.mkdir(parents=True)
+        rows = [{"chunk_id": f"{act}:art:{i}#0", "article_id": f"{act}:art:{i}", "act_id": act,
+                 "version": dt.date.fromisoformat(v), "chunk_index": 0, "chunk_count": 1, "heading_path": f"Art. {i}",
+                 "text": t, "token_count": len(t.split()), "status": "in_force",
+                 "content_hash": hashlib.sha256(f"Art. {i}\n{t}".encode()).hexdigest()} for i, t in texts.items()]
+        pq.write_table(from_rows(rows, CHUNKS), d / "chunks.parquet")
+        (d / "manifest.json").write_text("{}")
+    layout.changesets("pl").mkdir(parents=True)
+    (layout.changesets("pl") / "c2.json").write_text(json.dumps({"state": "applied", "outcomes": [
+        {"act_id": "pl:kc", "version": V2, "outcome": "published"},
+        {"act_id": "pl:kp", "version": V2, "outcome": "published"}]}))
+    enc = get_encoder("hashing")
+    first = hashlib.sha256(f"Art. 1\n{texts_of(V1)[1]}".encode()).hexdigest()
+    EmbeddingCache(embedding_root(layout), enc.id, enc.dim).put_many([first], np.array([vec("cached")], np.float32))
+    search = SearchConfig(encoder="hashing", elasticsearch_url=httpserver.url_for("/"))
+    lines: list[str] = []
+    report = publish_changeset(layout, "pl", ["pl:kp", "pl:kc"], search=search,
+                               report=IndexChangesetReport("c2", "pl", "elasticsearch"), log=lines.append, workers=1)
+    assert (report.versions, report.caught_up, report.generation, report.chunks) == (3, 1, 1, 6 + 6 + 3)
+    assert report.extra["alias"] == ALIAS and len(fake.of("POST", "/_aliases")) == 2  # create + ONE swap
+    assert report.rows == len(fake.visible(ALIAS)) == 6 + 1 + 3  # kc's V2 rows + art. 2 closed at V2, kp's 3
+    with_vector = {d["content_hash"]: d["vector"] for d in fake.visible(ALIAS).values() if d["has_vector"]}
+    assert with_vector == {first: pytest.approx(vec("cached"))}  # from the cache; the rest wait for the backfill
+    assert lines and "generation 1" in lines[-1]
+    again = publish_changeset(layout, "pl", ["pl:kc", "pl:kp"], search=search,
+                              report=IndexChangesetReport("c2", "pl", "elasticsearch"), workers=1)
+    assert (again.versions, again.generation) == (0, 1) and len(fake.of("POST", "/_aliases")) == 2
