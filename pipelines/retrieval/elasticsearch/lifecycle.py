@@ -157,7 +157,15 @@ class IndexLifecycle:
         if served.index is not None:
             return served
         existing = sorted(self.physical_indices(), key=lambda n: self.names.number_of(n) or 0)
-        index = existing[-1] if existing else self.create_physical()
+        try:
+            index = existing[-1] if existing else self.create_physical()
+        except ApiError as exc:  # another writer created it a moment ago
+            if "resource_already_exists" not in str(exc):
+                raise
+            return self.served() if self.served().index else self.ensure()
+        served = self.served()
+        if served.index is not None:  # another writer aliased it in between
+            return served
         self.client.indices.update_aliases(actions=[
             {"add": {"index": index, "alias": self.names.alias, "filter": generation_filter(0)}}])
         return Served(index, 0)

@@ -276,7 +276,6 @@ class ElasticsearchIndexWriter:
             self._deleted += 1
         else:  # buffered / copy: never written
             ref.state = "dropped"
-        act.rows = [r for r in act.rows if r is not row]
 
     def _copy(self, act: _Act, row: iv.Row, vf: str, vt: str) -> None:
         ref = row.ref
@@ -297,8 +296,11 @@ class ElasticsearchIndexWriter:
             self._copy(act, row, vf, vt)
         for row, vf, vt in plan.reinterval:
             self._reinterval(row, vf, vt)
-        for row in plan.remove:
-            self._remove(act, row)
+        if plan.remove:
+            gone = {id(row) for row in plan.remove}
+            for row in plan.remove:
+                self._remove(act, row)
+            act.rows = [r for r in act.rows if id(r) not in gone]
         for i, vf, vt in plan.new:
             d = docs[i]  # type: ignore[index]
             ref = _Ref("buffered", self._new_id(d["chunk_id"], vf), doc=d, has_vector="vector" in d,
