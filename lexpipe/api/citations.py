@@ -14,7 +14,8 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
 from lexpipe.api.deps import get_resolver
-from lexpipe.api.models import TOO_LARGE, UNPROCESSABLE, ErrorOut
+from lexpipe.api.models import TOO_LARGE, UNPROCESSABLE
+from lexpipe.api.params import AsOfField, Body
 from pipelines.resolver import CitationResolver
 from pipelines.resolver.matches import DESCRIPTIONS, KINDS
 
@@ -23,13 +24,13 @@ router = APIRouter(tags=["citations"])
 MATCH_DOC = "; ".join(f"{k}: {DESCRIPTIONS[k]}" for k in KINDS)
 
 
-class ResolveIn(BaseModel):
+class ResolveIn(Body):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(min_length=1, max_length=20000, description="free text: a citation (\"art. 415 k.c.\", "
                       "\"§ 823 Abs. 1 BGB\") or a paragraph of a judgment or an answer, up to 20,000 characters")
-    as_of: str | None = Field(None, max_length=40, description="YYYY-MM-DD: the date the wording is read at "
-                              "(default: today)")
+    as_of: AsOfField = Field(None, description="YYYY-MM-DD: the date the wording is read at (omitted or empty: "
+                             "today)")
     language: Literal["pl", "de"] | None = Field(None, description="read the text as Polish or German only "
                                                  "(default: both extractors, overlaps merged)")
 
@@ -104,8 +105,7 @@ class ResolutionOut(_Out):
     counts: dict[str, int] = Field(description="citations per match kind")
 
 
-@router.post("/citations/resolve", response_model=ResolutionOut, responses={
-    **UNPROCESSABLE, **TOO_LARGE, 400: {"model": ErrorOut, "description": "a body that is not JSON"}})
+@router.post("/citations/resolve", response_model=ResolutionOut, responses={**UNPROCESSABLE, **TOO_LARGE})
 def resolve(body: ResolveIn, resolver: CitationResolver = Depends(get_resolver)) -> ResolutionOut:
     """Every statute citation in ``text`` (Polish ``art. 415 k.c.``, ``art. 98 § 1 i 3 k.p.c.``; German
     ``§ 823 Abs. 1 BGB``, ``§§ 823, 826 BGB``) with the units it names, their wording at ``as_of`` and how

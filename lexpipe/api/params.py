@@ -93,15 +93,17 @@ def _since(value: Any) -> Any:
 
 # -- the types -------------------------------------------------------------------------------------
 
-ACT_SCHEMA = {"type": "string", "pattern": ACT_PATTERN, "maxLength": 63}
+# no maxLength beside a pattern (the pattern bounds an act id; a unit id has no bound but what exists):
+# schemathesis 4.32 folds maxLength into a pattern's repetitions wrongly ((…)+ became (…){1,3})
+ACT_SCHEMA = {"type": "string", "pattern": ACT_PATTERN}
+UNIT_SCHEMA = {"type": "string", "pattern": UNIT_PATTERN}
 ActPath = Annotated[str, Path(description="act id, e.g. pl:kc", examples=["pl:kc"]),
                     AfterValidator(_pattern_check("act", ACT_PATTERN)), WithJsonSchema(ACT_SCHEMA)]
 ActQuery = Annotated[str | None, AfterValidator(_pattern_check("act", ACT_PATTERN)), WithJsonSchema(ACT_SCHEMA)]
 UnitPath = Annotated[str, Path(description="version-free unit id: pl:kc:art:22^1, pl:kc:art:709^13:par:2, "
                                            "pl:kc:art:42:par:4:pt:1, de:bgb:par:433:abs:1, "
                                            "pl:kc:book:PIERWSZA:title:II", examples=["pl:kc:art:415"]),
-                     AfterValidator(_pattern_check("unit_id", UNIT_PATTERN)),
-                     WithJsonSchema({"type": "string", "pattern": UNIT_PATTERN, "maxLength": 300})]
+                     AfterValidator(_pattern_check("unit_id", UNIT_PATTERN)), WithJsonSchema(UNIT_SCHEMA)]
 AsOf = Annotated[str | None, Query(description="YYYY-MM-DD: the date the law is read at (omitted or empty: today)"),
                  *day("as_of", blank_is_today=True)]
 VersionPath = Annotated[str, Path(description="a held version: its text-state date YYYY-MM-DD",
@@ -121,32 +123,35 @@ Since = Annotated[str | None, Query(description="an RFC 3339 timestamp (publicat
                                             {"type": "string", "maxLength": 0}]})]
 
 
-def day_of(name: str, description: str) -> Any:
-    """A required ``YYYY-MM-DD`` query parameter named ``name`` (``from``/``to`` of a diff)."""
-    return Annotated[str, Query(description=description), *day(name)]
-
-
 # -- the same, as fields of a JSON body ------------------------------------------------------------
 
 AsOfField = Annotated[str | None, *day("as_of", blank_is_today=True)]
 ActItem = Annotated[str, AfterValidator(_pattern_check("act", ACT_PATTERN)), WithJsonSchema(ACT_SCHEMA)]
 OptionalAct = Annotated[str | None, AfterValidator(_pattern_check("act", ACT_PATTERN)), WithJsonSchema(ACT_SCHEMA)]
-OptionalUnit = Annotated[str | None, AfterValidator(_pattern_check("unit_id", UNIT_PATTERN)),
-                         WithJsonSchema({"type": "string", "pattern": UNIT_PATTERN, "maxLength": 300})]
+OptionalUnit = Annotated[str | None, AfterValidator(_pattern_check("unit_id", UNIT_PATTERN)), WithJsonSchema(UNIT_SCHEMA)]
+
+
+# what Python's str.strip() removes (the search service strips the query), spelled out so that the
+# schema's pattern (ECMA regex, whose \s differs: no \x1c-\x1f or \x85, but \ufeff) says the same
+SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009" \
+         "\u200a\u2028\u2029\u202f\u205f\u3000"
+WORD_PATTERN = "[^" + SPACES + "]"
 
 
 def _has_a_word(name: str):
+    rx = re.compile(WORD_PATTERN)
+
     def check(value: Any) -> Any:
-        if isinstance(value, str) and not value.strip():
+        if isinstance(value, str) and not rx.search(value):
             raise PydanticCustomError("blank", f"{name} has nothing to search for (only spaces)")
         return value
     return check
 
 
 def text(name: str, *, max_length: int) -> list:
-    """Free text with something to search for (a non-space character), at most ``max_length``."""
+    """Free text with something to search for (a character ``str.strip()`` keeps), at most ``max_length``."""
     return [AfterValidator(_has_a_word(name)),
-            WithJsonSchema({"type": "string", "minLength": 1, "maxLength": max_length, "pattern": r"\S"})]
+            WithJsonSchema({"type": "string", "minLength": 1, "maxLength": max_length, "pattern": WORD_PATTERN})]
 
 
 def _drop_null(schema: dict) -> None:

@@ -165,7 +165,7 @@ def publication(layout: Layout, act_id: str, version: str) -> Publication:
     for p in publications(layout, act_id):
         if p.version == version:
             return p
-    raise PublicationNotFound(f"{act_id} {version} is not published")
+    raise PublicationNotFound(f"{act_id} {version} is not published", "version")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -39,7 +39,9 @@ SECRET_MIN, SECRET_MAX = 16, 256
 # the API's contract (lexpipe/api/params.py) uses the same patterns: what they accept, the store accepts
 # a unit id: the act, then segments (kind:number pairs; numbers as printed: pl:kpc:part:PIĄTA,
 # de:bgb:par:573b:abs:1:nr:2', de:gg:praeambel); the read layer decides which exist
-UNIT_PATTERN = r"^[a-z]{2}:[a-z0-9][a-z0-9_-]{0,59}(?::[^\s:/?#%]{1,60})+$"
+# (no space, control or separator character in a segment, spelled out: ECMA's \s, the schema's, is not Python's)
+_SEGMENT = r"[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff:/?#%]"
+UNIT_PATTERN = rf"^[a-z]{{2}}:[a-z0-9][a-z0-9_-]{{0,59}}(?::{_SEGMENT}{{1,60}})+$"
 ACT_ID = re.compile(ACT_PATTERN)
 UNIT_ID = re.compile(UNIT_PATTERN)
 # an http(s) URL without credentials, fragment or spaces; a host name or IPv4 address (an IPv6

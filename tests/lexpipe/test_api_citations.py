@@ -70,13 +70,17 @@ def test_a_text_without_citations(client: TestClient):
 ])
 def test_a_bad_body_is_422(client: TestClient, body: dict):
     d = post(client, body, 422)
-    assert d["error"] == "invalid request"
+    assert d["status"] == 422 and d["field"] and d["message"] == d["detail"]
 
 
 @pytest.mark.parametrize("as_of", ["2025-02-30", "01.01.2025", "tomorrow"])
 def test_a_bad_date_is_422_naming_the_field(client: TestClient, as_of: str):
     d = post(client, {"text": "art. 415 k.c.", "as_of": as_of}, 422)
-    assert "as_of" in d["detail"]
+    assert d["field"] == "as_of" and d["message"].startswith("as_of must be")
+
+
+def test_an_empty_as_of_is_today(client: TestClient):
+    assert post(client, {"text": "art. 415 k.c.", "as_of": ""})["as_of"] == post(client, {"text": "art. 415 k.c."})["as_of"]
 
 
 def test_a_date_before_the_corpus_is_not_covered_not_an_error(client: TestClient):
@@ -111,3 +115,21 @@ def test_acts_not_held_are_named_and_ranges_say_when_they_are_not_listed(client:
     assert too_long["range"]["problem"] == "too_long" and too_long["range"]["count"] > 60
     assert [u["match"] for u in backwards["units"]] == ["range_backwards", "range_backwards"]
     assert d["counts"]["range_too_long"] == d["counts"]["range_backwards"] == 1
+
+
+def test_the_documented_example_is_what_the_service_answers(client: TestClient):
+    """Issue 26, point 5: docs/api.md showed ``art. 4491 k.c.`` as ``exact``; the service answers
+    ``read_as``. Every k.c. citation of the documented example (request and answer as printed there)
+    is matched as the service matches it (the other acts depend on what a home holds)."""
+    import json
+    import re
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    request = re.search(r"curl -s -X POST localhost:8000/citations/resolve .*? -d '(\{.*?\})'", doc).group(1)
+    shown = json.loads(re.search(r"```json\n(\{\n  \"as_of\": \"2025-12-01\".*?\n\})\n```", doc, re.S).group(1))
+    answer = post(client, json.loads(request))
+    printed = {c["text"]: (c["match"], [u["match"] for u in c["units"]]) for c in shown["citations"]
+               if c["act_id"] == "pl:kc"}
+    served = {c["text"]: (c["match"], [u["match"] for u in c["units"]]) for c in answer["citations"]
+              if c["act_id"] == "pl:kc"}
+    assert printed == served and printed["art. 4491 k.c."] == ("read_as", ["read_as"])
