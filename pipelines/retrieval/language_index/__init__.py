@@ -35,9 +35,9 @@ German bundle, 6,636 acts, 1,419,569 paragraph chunks, 149.3 M characters, 34.6 
 * analysis (``get_analyzer("de")``, 2 processes, cold): 1,061 s wall under that load; the index
   build from analysed terms: see BENCHMARKS.md (one commit; postings in two threads);
 * BM25 over the whole index for GerLayQA questions (~194 terms, ~5 M postings each): CPU per
-  query p50 / p95 26 / 41 ms on one core once the per-term weight cache is warm (numpy's
-  gather-add-scatter instead of scipy's ``csc_matvec``: 41 / 60; a full partition instead of the
-  sampled threshold: 66 / 99; no weight cache: 128 / 195).
+  query p50 / p95 26 / 41 ms on one core once the per-term weight cache is warm; a full
+  partition instead of the sampled top-k threshold: 41 / 60; numpy's gather-add-scatter instead of
+  scipy's ``csc_matvec`` as well: 66 / 99; no weight cache: 128 / 195 (64 MB: 33 / 68).
 """
 
 from pipelines.retrieval.language_index.index import LanguageIndex
