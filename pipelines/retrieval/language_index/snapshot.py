@@ -16,7 +16,7 @@ import functools
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -31,17 +31,27 @@ from pipelines.retrieval.language_index.postings import FIELDS, bigram_strings
 from pipelines.retrieval.language_index.versions import DEAD, in_force
 
 MASK_CACHE = 8  # masks kept per snapshot (the unfiltered one is asked for by most requests)
+RESOLUTION_CACHE = 256  # resolved filters kept per snapshot
 
 
 @dataclass(frozen=True)
 class Resolution:
     """The version index each act is read at (−1: none of its rows visible)."""
     seq: np.ndarray  # int32 per act number
-    versions: dict[str, str]  # act_id → its resolved version id (acts with one)
     key: str  # identifies (generation, seq): the cache key of anything built from the visible rows
+    _act_ord: dict = field(repr=False, default_factory=dict)  # act_id → number (the snapshot's)
+    _versions: list = field(repr=False, default_factory=list)  # act number → its version ids
 
     def version_of(self, act_id: str) -> str | None:
-        return self.versions.get(act_id)
+        o = self._act_ord.get(act_id)
+        if o is None or self.seq[o] < 0:
+            return None
+        return self._versions[o][self.seq[o]]
+
+    @property
+    def versions(self) -> dict[str, str]:
+        """act_id → its resolved version, for every act with visible rows."""
+        return {a: self._versions[o][self.seq[o]] for a, o in self._act_ord.items() if self.seq[o] >= 0}
 
 
 class Snapshot:
@@ -68,6 +78,7 @@ class Snapshot:
         self._vectors
         self._cache_bytes = cache_bytes
         self._masks: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._resolutions: OrderedDict[tuple, Resolution] = OrderedDict()
         self._lock = threading.Lock()
 
     # -- acts and versions ------------------------------------------------------------------------
@@ -83,38 +94,70 @@ class Snapshot:
         v = self.versions(act_id)
         return v[-1] if v else None
 
+    @functools.cached_property
+    def _version_table(self):
+        """Per act number its version ids, and all versions' days flattened in act order (for a
+        vectorised as-of: ~6,600 acts resolved in well under a millisecond)."""
+        n = len(self._act_ids)
+        versions: list[list[str]] = [[] for _ in range(n)]
+        for act_id, e in self.manifest.acts.items():
+            versions[e["ord"]] = list(e["versions"])
+        counts = np.array([len(v) for v in versions], np.int64)
+        days = np.array([np.datetime64(v[:10], "D").astype(np.int64) for vs in versions for v in vs], np.int64)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+        by_version: dict[str, list[tuple[int, int]]] = {}
+        for o, vs in enumerate(versions):
+            for i, v in enumerate(vs):
+                by_version.setdefault(v, []).append((o, i))
+        juris = np.array([(a or "").split(":", 1)[0] for a in self._act_ids], dtype=object)
+        return versions, counts, days, starts, by_version, juris
+
     def resolve(self, filters: Filters = Filters()) -> Resolution:
         """S[act] for every act (−1 = no rows), per the filters' act, jurisdiction, version and
         as_of. An act named in ``act_ids`` that the index does not hold, or that lacks the exact
-        version asked for, is a SearchError; without ``act_ids`` such acts simply show nothing."""
-        seq = np.full(len(self._act_ids), -1, np.int32)
+        version asked for, is a SearchError; without ``act_ids`` such acts simply show nothing.
+        Cached per filters (statuses aside) for the snapshot's life."""
+        ck = (tuple(filters.act_ids), tuple(filters.jurisdictions), filters.version, filters.as_of)
+        with self._lock:
+            hit = self._resolutions.get(ck)
+            if hit is not None:
+                self._resolutions.move_to_end(ck)
+                return hit
+        versions, counts, days, starts, by_version, juris = self._version_table
         named = set(filters.act_ids)
         for act_id in named:
             if not self.versions(act_id):
                 raise SearchError(f"unknown act {act_id!r} (indexed: {len(self.acts())} acts)")
-        out: dict[str, str] = {}
-        for act_id, e in self.manifest.acts.items():
-            vs = e["versions"]
-            if not vs or (named and act_id not in named):
-                continue
-            if filters.jurisdictions and act_id.split(":", 1)[0] not in filters.jurisdictions:
-                continue
-            if filters.version:
-                if filters.version not in vs:
-                    if named:
-                        raise SearchError(f"{act_id} has no indexed version {filters.version} (have {vs})")
-                    continue
-                s = vs.index(filters.version)
-            elif filters.as_of:
-                s = in_force(vs, filters.as_of)
-                if s < 0:
-                    continue
-            else:
-                s = len(vs) - 1
-            seq[e["ord"]] = s
-            out[act_id] = vs[s]
+        n = len(self._act_ids)
+        if filters.version:
+            seq = np.full(n, -1, np.int32)
+            for o, i in by_version.get(filters.version, []):
+                seq[o] = i
+            for act_id in named:
+                if seq[self.manifest.acts[act_id]["ord"]] < 0:
+                    raise SearchError(f"{act_id} has no indexed version {filters.version} "
+                                      f"(have {self.versions(act_id)})")
+        elif filters.as_of:
+            d = np.datetime64(filters.as_of.isoformat(), "D").astype(np.int64)
+            le = (days <= d).astype(np.int64)
+            csum = np.concatenate(([0], np.cumsum(le)))
+            seq = (csum[starts + counts] - csum[starts] - 1).astype(np.int32)  # last version on or before d
+        else:
+            seq = (counts - 1).astype(np.int32)
+        if named:
+            keep = np.zeros(n, bool)
+            keep[[self.manifest.acts[a]["ord"] for a in named]] = True
+            seq[~keep] = -1
+        if filters.jurisdictions:
+            seq[~np.isin(juris, list(filters.jurisdictions))] = -1
         key = f"g{self.generation}:" + hashlib.blake2b(seq.tobytes(), digest_size=8).hexdigest()
-        return Resolution(seq, out, key)
+        act_ord = {a: e["ord"] for a, e in self.manifest.acts.items()}
+        res = Resolution(seq, key, act_ord, versions)
+        with self._lock:
+            self._resolutions[ck] = res
+            while len(self._resolutions) > RESOLUTION_CACHE:
+                self._resolutions.popitem(last=False)
+        return res
 
     def _resolution(self, filters: Filters | Resolution | None) -> Resolution:
         if isinstance(filters, Resolution):
