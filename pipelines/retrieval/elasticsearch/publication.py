@@ -3,7 +3,8 @@
 
 What it writes: every published version of the changeset's acts the index does not hold yet
 (a run killed after publishing, before indexing, is caught up), oldest first per act, analysed
-once (``statute_index.analyse_chunks``: worker processes for large changesets), with the vectors
+once (by ``analyse`` — ``statute_index`` passes its ``analyse_chunks``, worker processes for large
+changesets — else in this process by the writer), with the vectors
 the embedding cache already has (``cache/embeddings/<encoder>``, keyed by content hash) and none
 for the rest — the embedding backfill adds them later (``ElasticsearchIndexWriter.set_vectors``)
 and hybrid search uses kNN where they exist, BM25 everywhere. The rows of the changeset's held
@@ -13,16 +14,17 @@ acts are read in a few scans (``prefetch``) before the versions are added.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Any, Callable, Sequence
 
-if TYPE_CHECKING:
-    import pyarrow as pa
+import pyarrow as pa
 
-    from core.layout import Layout
-    from pipelines.retrieval.statute_index import IndexChangesetReport
+from core.layout import Layout
+
+# (tables, language) -> per table, per chunk, its analysed terms
+Analyse = Callable[[list[pa.Table], str], list[list[list[str]]]]
 
 
-def cached_vectors(layout: "Layout", encoder, tables: Sequence["pa.Table"]) -> list[list]:
+def cached_vectors(layout: Layout, encoder, tables: Sequence[pa.Table]) -> list[list]:
     """Per table, per chunk: its cached vector (by content hash) or None."""
     from pipelines.retrieval.embedding_cache import EmbeddingCache
     from pipelines.retrieval.index_build import embedding_root
@@ -36,12 +38,21 @@ def cached_vectors(layout: "Layout", encoder, tables: Sequence["pa.Table"]) -> l
     return out
 
 
-def publish_changeset(layout: "Layout", lang: str, acts: Sequence[str], *, search, report: "IndexChangesetReport",
-                      log: Callable[[str], None] | None = None, workers: int = 2) -> "IndexChangesetReport":
+def pending_versions(store, acts: Sequence[str], indexed: Callable[[str], list[str]]) -> list[tuple[str, str]]:
+    """(act, version) of every published version of ``acts`` the index does not hold, oldest first."""
+    out = []
+    for act in acts:
+        have = set(indexed(act))
+        out += [(act, v) for v in store.published_versions(act) if v not in have]
+    return out
+
+
+def publish_changeset(layout: Layout, lang: str, acts: Sequence[str], *, search, report: Any,
+                      log: Callable[[str], None] | None = None, analyse: Analyse | None = None) -> Any:
     """Publish what ``acts`` have published and the language index does not hold (see the module
-    docstring); ``search`` is the ``SearchConfig`` resource (cluster URL, encoder, versions kept)."""
+    docstring); ``search`` is the ``SearchConfig`` resource (cluster URL, encoder, versions kept),
+    ``report`` the caller's ``IndexChangesetReport`` (filled in and returned)."""
     from pipelines.retrieval.encoders import get_encoder
-    from pipelines.retrieval.statute_index import analyse_chunks, pending_versions
     from pipelines.statutes.changeset_record import published_versions
     from pipelines.statutes.store import CorpusStore
 
@@ -53,14 +64,14 @@ def publish_changeset(layout: "Layout", lang: str, acts: Sequence[str], *, searc
     encoder = get_encoder(search.encoder)
     backend = search.open_backend(layout, act_id=acts[0], encoder=encoder)
     snap = backend.snapshot()
-    todo = pending_versions(layout, acts, snap.versions)
+    store = CorpusStore(layout)
+    todo = pending_versions(store, acts, snap.versions)
     pairs = set(published_versions(layout, acts[0].split(":", 1)[0], report.changeset))
     report.caught_up = len([p for p in todo if p not in pairs])
-    store = CorpusStore(layout)
     tables = [store.read(a, v, "chunks", published_only=True) for a, v in todo]
     report.chunks = sum(t.num_rows for t in tables)
     ta = time.perf_counter()
-    analysed = analyse_chunks(tables, lang, workers=workers) if tables else []
+    analysed = analyse(tables, lang) if analyse is not None and tables else [None] * len(tables)
     vectors = cached_vectors(layout, encoder, tables) if tables else []
     report.analysis_seconds = time.perf_counter() - ta
     if log:

@@ -901,7 +901,7 @@ def test_a_changeset_is_one_publication_with_cached_vectors(httpserver, fake, tm
     from pipelines.retrieval.embedding_cache import EmbeddingCache
     from pipelines.retrieval.encoders import get_encoder
     from pipelines.retrieval.index_build import embedding_root
-    from pipelines.retrieval.statute_index import IndexChangesetReport
+    from pipelines.retrieval.statute_index import IndexChangesetReport, analyse_chunks
     from schemas.arrow import CHUNKS, from_rows
 
     layout = Layout(tmp_path / "home")
@@ -924,8 +924,10 @@ def test_a_changeset_is_one_publication_with_cached_vectors(httpserver, fake, tm
     EmbeddingCache(embedding_root(layout), enc.id, enc.dim).put_many([first], np.array([vec("cached")], np.float32))
     search = SearchConfig(encoder="hashing", elasticsearch_url=httpserver.url_for("/"))
     lines: list[str] = []
+    analyse = lambda tables, lang: analyse_chunks(tables, lang, workers=1)  # noqa: E731
     report = publish_changeset(layout, "pl", ["pl:kp", "pl:kc"], search=search,
-                               report=IndexChangesetReport("c2", "pl", "elasticsearch"), log=lines.append, workers=1)
+                               report=IndexChangesetReport("c2", "pl", "elasticsearch"), log=lines.append,
+                               analyse=analyse)
     assert (report.versions, report.caught_up, report.generation, report.chunks) == (3, 1, 1, 6 + 6 + 3)
     assert report.extra["alias"] == ALIAS and len(fake.of("POST", "/_aliases")) == 2  # create + ONE swap
     assert report.rows == len(fake.visible(ALIAS)) == 6 + 1 + 3  # kc's V2 rows + art. 2 closed at V2, kp's 3
@@ -933,5 +935,5 @@ def test_a_changeset_is_one_publication_with_cached_vectors(httpserver, fake, tm
     assert with_vector == {first: pytest.approx(vec("cached"))}  # from the cache; the rest wait for the backfill
     assert lines and "generation 1" in lines[-1]
     again = publish_changeset(layout, "pl", ["pl:kc", "pl:kp"], search=search,
-                              report=IndexChangesetReport("c2", "pl", "elasticsearch"), workers=1)
+                              report=IndexChangesetReport("c2", "pl", "elasticsearch"))
     assert (again.versions, again.generation) == (0, 1) and len(fake.of("POST", "/_aliases")) == 2
