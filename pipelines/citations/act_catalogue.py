@@ -25,7 +25,8 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from schemas.acts import Act, ActRegistry, registry
+from pipelines.citations.registry_pin import current as current_registry
+from schemas.acts import Act, ActRegistry
 from schemas.known_acts import KnownAct, KnownActs, known_acts
 
 
@@ -158,7 +159,7 @@ _memo: list = [None, None, None]  # registry, table, catalogue
 
 def catalogue() -> Catalogue:
     """The catalogue of the registry and table in force (rebuilt when either file changes)."""
-    reg, table = registry(), known_acts()
+    reg, table = current_registry(), known_acts()
     if _memo[0] is not reg or _memo[1] is not table:
         _memo[2] = Catalogue(reg, table)
         _memo[0], _memo[1] = reg, table

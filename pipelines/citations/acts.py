@@ -17,13 +17,29 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from pipelines.citations.registry_pin import current as current_registry
 from pipelines.statutes.de.model import german_acts
+
+
+_acts_memo: list = [None, {}, frozenset()]  # registry, german_acts(), its keys
+
+
+def corpus_acts() -> dict:
+    """:func:`~pipelines.statutes.de.model.german_acts` of the registry in force, built once per
+    registry object (a registry of thousands of German acts is not walked per citation)."""
+    reg = current_registry()
+    if _acts_memo[0] is not reg:
+        acts = german_acts()
+        _acts_memo[1], _acts_memo[2] = acts, frozenset(acts)
+        _acts_memo[0] = reg
+    return _acts_memo[1]
 
 
 def corpus_keys() -> frozenset[str]:
     """Keys of the acts the corpus holds: the German acts of the registry (bgb gg hgb stgb stpo zpo),
     read at call time so a registry set for a test or a run (``$LEXPIPE_ACT_REGISTRY``) counts."""
-    return frozenset(german_acts())
+    corpus_acts()
+    return _acts_memo[2]
 
 
 # Abbreviation as usually printed → key. Federal acts cited in German decisions, general knowledge

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from pipelines.citations import acts as A
+from pipelines.citations.registry_pin import pinned
 from pipelines.statutes.de.model import german_acts
 
 # ------------------------------------------------------------------------------------------ lexicon
@@ -348,6 +349,12 @@ def extract_citations(text: str, *, known_ids: set[str] | frozenset[str] | None 
     reporter locators (``AP Nr. 7 zu Art. 12 GG``, ``Buchholz 406.11 § 9 BauGB``) are dropped unless
     ``keep_reporter_locators``: they are part of a case citation.
     """
+    with pinned():  # one registry for the whole text
+        return _extract(text, known_ids, keep_unresolved, keep_reporter_locators)
+
+
+def _extract(text: str, known_ids: set[str] | frozenset[str] | None, keep_unresolved: bool,
+             keep_reporter_locators: bool) -> list[Citation]:
     groups: list[_Group] = []
     pos = 0
     for m in _sign_starts(text):
@@ -448,7 +455,7 @@ def candidate_ids(c: Citation) -> list[str]:
     ``de:bgb:par:433`` → ``…:abs:1`` → ``…:abs:1:nr:2`` → ``…:lit:a`` (Satz has no unit id)."""
     if c.act_key is None or c.number is None or "/" in c.act_key:
         return []
-    corpus = german_acts()  # the registry's German acts: what the corpus holds
+    corpus = A.corpus_acts()  # the registry's German acts: what the corpus holds
     tag = "art" if (c.act_key in corpus and corpus[c.act_key].unit == "Art") or \
         (c.act_key not in corpus and c.unit == "Art") else "par"
     ids = [f"{A.act_id(c.act_key)}:{tag}:{c.number}"]

@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, TypeVar
 
-from schemas.acts import Act, ActRegistry, registry
+from pipelines.citations.registry_pin import current as current_registry
+from schemas.acts import Act, ActRegistry
 from schemas.known_acts import KnownAct, KnownActs, known_acts
 
 # ------------------------------------------------------------------------------------------ table
@@ -175,7 +176,7 @@ def _per_registry(fn: Callable[[ActRegistry], T]) -> Callable[[], T]:
     memo: list = [None, None]
 
     def wrapper() -> T:
-        reg = registry()
+        reg = current_registry()
         if memo[0] is not reg:
             memo[1] = fn(reg)
             memo[0] = reg
@@ -200,9 +201,17 @@ def _address_of(act: Act) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+_lexicon_memo: list = [None, None, None]  # registry rows, table, lexicon
+
+
 def lexicon() -> Lexicon:
-    """The lookup tables for the registry in force and the table of known acts (built once per pair)."""
-    return _lexicon(_registry_acts(), known_acts())
+    """The lookup tables for the registry in force and the table of known acts (built once per pair;
+    compared by identity: hashing the rows on every call cost more than the lookups)."""
+    acts, table = _registry_acts(), known_acts()
+    if _lexicon_memo[0] is not acts or _lexicon_memo[1] is not table:
+        _lexicon_memo[2] = _lexicon(acts, table)
+        _lexicon_memo[0], _lexicon_memo[1] = acts, table
+    return _lexicon_memo[2]
 
 
 _TITLED = ("ustawa", "dekret", "konstytucja", "umowa międzynarodowa")  # types whose title is also a name pattern

@@ -52,6 +52,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from pipelines.citations import pl_acts as PA
+from pipelines.citations.registry_pin import pinned
 
 SCOPE_GAP = 400  # an act named before a list ("przepisów ustawy pzp: 1. Art. 89 …") reaches this far between citations
 RANGE_CAP = 60  # a range cites every article up to this many
@@ -582,6 +583,12 @@ def extract_citations(text: str, *, date: str | None = None, known_ids: Iterable
     specifications). ``addresses``: also return each Dz. U. address as a whole-act citation."""
     if not isinstance(text, str):
         raise TypeError(f"text must be str, got {type(text).__name__}")
+    with pinned():  # one registry for the whole text
+        return _extract(text, date, known_ids, keep_unresolved, addresses)
+
+
+def _extract(text: str, date: str | None, known_ids: Iterable[str] | None, keep_unresolved: bool,
+             addresses: bool) -> list[Citation]:
     known = frozenset(known_ids) if known_ids is not None else None
     doc = _Doc(text, date)
     runs: list[_Run] = []

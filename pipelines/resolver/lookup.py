@@ -20,14 +20,15 @@ from pipelines.reads import ReadService
 from pipelines.reads.corpus import VersionIndex
 from pipelines.reads.errors import NotCovered
 from pipelines.statutes.store import version_in_force
-from schemas.acts import ActRegistry, registry
+from pipelines.citations.registry_pin import current as current_registry
+from schemas.acts import ActRegistry
 
 _ids_memo: list = [None, {}]
 
 
 def registry_ids() -> dict[str, int]:
     """The registry's act ids → their position in the registry, built once per registry object."""
-    reg: ActRegistry = registry()
+    reg: ActRegistry = current_registry()
     if _ids_memo[0] is not reg:
         _ids_memo[1] = {a: i for i, a in enumerate(reg.ids())}
         _ids_memo[0] = reg

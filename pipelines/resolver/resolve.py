@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.citations.act_catalogue import Catalogue, catalogue, describe
+from pipelines.citations.registry_pin import pinned
 from pipelines.reads import ReadService
 from pipelines.reads.dates import parse_day
 from pipelines.reads.errors import NotCovered, UnknownUnit
@@ -118,6 +119,10 @@ class CitationResolver:
         date; ValueError for a language other than ``pl``/``de``/None; TypeError for non-text."""
         if not isinstance(text, str):
             raise TypeError(f"text must be str, got {type(text).__name__}")
+        with pinned():  # one registry for the whole call (registry() is not free: see registry_pin)
+            return self._resolve(text, as_of, language)
+
+    def _resolve(self, text: str, as_of: str | dt.date | None, language: str | None) -> Resolution:
         day = parse_day(as_of)
         view = CorpusView(self.reads, day)
         found, doc_lang = find_citations(text, language=language, held=view.held(),
