@@ -104,6 +104,8 @@ def level_label(act_id: str, level: str, number: str | None, heading: str | None
         text = f"pkt {sup(number)}"
     else:
         text = f"{name} {sup(number)}".strip()
+    if heading and heading.casefold() == text.casefold():  # a named unit: k.k. "CZĘŚĆ OGÓLNA" is its own heading
+        return text
     return f"{text} {heading}".strip() if heading else text
 
 

@@ -408,3 +408,13 @@ def test_unit_page_prints_superscripts_in_the_body_as_in_its_headings(client):
     assert "109⁴" in doc.one("h1").text()
     cross = page(client, "/ui/units/pl:kc:art:43^1", as_of=NEW).one(id="unit-text").text()
     assert "art. 33¹ § 1" in cross and "^" not in cross  # a cited article in the wording, too
+
+
+def test_a_named_unit_whose_heading_is_its_name_is_labelled_once():
+    """Issue 26, point 5: the k.k.'s parts are named (CZĘŚĆ OGÓLNA) and their heading is that name."""
+    from lexpipe.web.views import level_label
+
+    assert level_label("pl:kk", "part", "OGÓLNA", "CZĘŚĆ OGÓLNA") == "Część OGÓLNA"
+    assert level_label("pl:kc", "book", "PIERWSZA", "CZĘŚĆ OGÓLNA") == "Księga PIERWSZA CZĘŚĆ OGÓLNA"
+    assert level_label("pl:kk", "chapter", "I", "Zasady odpowiedzialności karnej") == \
+        "Rozdział I Zasady odpowiedzialności karnej"

@@ -28,7 +28,9 @@ from schemas.acts import Act, registry
 # pl-isap-3: the word spaces pdfium drops are read from the glyph gaps (pdf_lines.is_word_gap)
 # pl-isap-4: small print below the footnote separator rule is footnote, also a footnote continued
 # from the page before without its number (k.p. art. 3 / art. 5 had the EU directive list's end)
-PARSER_VERSION = "pl-isap-4"
+# pl-isap-5: a unit named rather than numbered with no heading line of its own (k.k. CZĘŚĆ OGÓLNA /
+# SZCZEGÓLNA / WOJSKOWA) has its printed name as its heading, no longer an empty one
+PARSER_VERSION = "pl-isap-5"
 
 LEVEL_WORDS = {"KSIĘGA": "book", "CZĘŚĆ": "part", "TYTUŁ": "title", "DZIAŁ": "division",
                "Rozdział": "chapter", "Oddział": "section"}
@@ -331,6 +333,7 @@ def parse_statute(path: Path, version: dt.date, spec: ActSpec | str, *,
             current.footnote_refs.extend(ln.footnote_refs)
     if not articles:
         raise StatuteParseError(f"{path}: no articles found — not an ISAP statute text?")
+    _name_named_units(structure)
     refined = any(number_sort_key(a.number)[1] for a in articles)
     _mend_split_notes(articles)
     for art in articles:
@@ -341,6 +344,19 @@ def parse_statute(path: Path, version: dt.date, spec: ActSpec | str, *,
         _finish_article(art, spec, version)
     return ParsedStatute(spec, version, len(pages), title, based_on, articles, structure, footnotes,
                          printed_page_total(pages))
+
+
+_LABEL_WORD = {level: word for word, level in LEVEL_WORDS.items()}
+
+
+def _name_named_units(structure: list[Node]) -> None:
+    """A unit named rather than numbered (k.k. ``CZĘŚĆ OGÓLNA``, ``CZĘŚĆ SZCZEGÓLNA``, ``CZĘŚĆ
+    WOJSKOWA``) prints no heading line: the label is its name. Its heading is that printed name, as the
+    same words are the heading of k.c. ``KSIĘGA PIERWSZA`` — not an empty string. Its id and number
+    (``pl:kk:part:OGÓLNA``) and every article stay as they were."""
+    for node in structure:
+        if not node.heading and node.number in NAMED_UNITS:
+            node.heading = f"{_LABEL_WORD[node.level]} {node.number}"
 
 
 # "©Kancelaria Sejmu s. 12/148": the page and the document's page count, on every ISAP page

@@ -16,7 +16,12 @@ LEVEL_LABEL = {"book": "KSIĘGA", "part": "CZĘŚĆ", "title": "TYTUŁ", "divisi
 
 
 def _path_text(path) -> str:
-    return " › ".join(f"{LEVEL_LABEL[n.level]} {display_number(n.number)} {n.heading}".strip() for n in path)
+    """``KSIĘGA PIERWSZA CZĘŚĆ OGÓLNA › TYTUŁ I Przepisy wstępne``; a named unit whose heading is its
+    printed label (k.k. ``CZĘŚĆ OGÓLNA``) is printed once."""
+    def one(n) -> str:
+        label = f"{LEVEL_LABEL[n.level]} {display_number(n.number)}"
+        return label if n.heading == label else f"{label} {n.heading}".strip()
+    return " › ".join(one(n) for n in path)
 
 
 def articles_table(ps: ParsedStatute) -> pa.Table:

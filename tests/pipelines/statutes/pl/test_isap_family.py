@@ -152,9 +152,16 @@ def test_structure_of_the_other_codes(parsed):
     kk = parsed("D19970553Lj_2026-07-28.pdf")
     assert [n.id for n in kk.structure if n.level == "part"] == ["pl:kk:part:OGÓLNA", "pl:kk:part:SZCZEGÓLNA",
                                                                   "pl:kk:part:WOJSKOWA"]
+    # issue 26: the parts are named, not numbered, and print no heading line — their name is their heading
+    assert [n.heading for n in kk.structure if n.level == "part"] == ["CZĘŚĆ OGÓLNA", "CZĘŚĆ SZCZEGÓLNA",
+                                                                       "CZĘŚĆ WOJSKOWA"]
+    assert not [n.id for n in kk.structure if not n.heading]
+    assert articles_table(kk).column("path_text")[0].as_py() == "CZĘŚĆ OGÓLNA › Rozdział I Zasady " \
+                                                                 "odpowiedzialności karnej"  # printed once
     kpc = parsed("D19640296Lj_2024-02-16.pdf")
     a = _arts(kpc)
     assert [n.id for n in a["1"].path] == ["pl:kpc:title:WSTĘPNY"]
+    assert a["1"].path[0].heading == "Przepisy ogólne"  # a named unit with a heading line keeps it
     # k.p.c. nests KSIĘGA inside CZĘŚĆ (the Civil Code has no parts)
     assert [n.id for n in a["1111"].path] == ["pl:kpc:part:CZWARTA", "pl:kpc:part:CZWARTA:book:PIERWSZAa"]
     part2 = next(n for n in kpc.structure if n.id == "pl:kpc:part:DRUGA")
