@@ -166,24 +166,23 @@ class IndexSearch:
         version = iso(f.version) if f.version is not None else None
         act_filter: Sequence[str] = named
         if version is not None:
-            if named:
-                for a in named:
-                    if a in entries and version not in entries[a].versions:
-                        raise ElasticsearchSearchError(f"{a} has no indexed version {version} "
-                                                       f"(have {list(entries[a].versions)})")
             versions = {a: version for a, e in entries.items() if version in e.versions}
+            if not versions and len(named) == 1 and named[0] in entries:
+                raise ElasticsearchSearchError(f"{named[0]} has no indexed version {version} "
+                                               f"(have {list(entries[named[0]].versions)})")
+            if not versions and entries:
+                raise ElasticsearchSearchError(f"no indexed version {version} of any act searched "
+                                               f"({_listed(list(entries))})")
             if not versions and not f.jurisdictions:
                 raise ElasticsearchSearchError(f"no indexed version {version} of any act in {self.names.alias}")
             act_filter = sorted(versions)
         elif f.as_of is not None:
-            versions = {}
-            for a, e in entries.items():
-                v = e.as_of(f.as_of)
-                if v is None and named:
-                    raise ElasticsearchSearchError(f"{a} has no indexed version on or before {f.as_of}")
-                if v is not None:
-                    versions[a] = v
-            if not versions and not f.jurisdictions:
+            # an act without a version by then has no rows then (spec): it is left out; only a search
+            # that finds no act at all by that date is refused
+            versions = {a: v for a, e in entries.items() if (v := e.as_of(f.as_of)) is not None}
+            if not versions and len(named) == 1 and named[0] in entries:
+                raise ElasticsearchSearchError(f"{named[0]} has no indexed version on or before {f.as_of}")
+            if not versions and (entries or not f.jurisdictions):
                 raise ElasticsearchSearchError(f"no act has an indexed version on or before {f.as_of}")
         else:
             versions = {a: e.newest for a, e in entries.items() if e.newest}

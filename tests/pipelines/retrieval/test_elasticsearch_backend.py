@@ -937,3 +937,27 @@ def test_a_changeset_is_one_publication_with_cached_vectors(httpserver, fake, tm
     again = publish_changeset(layout, "pl", ["pl:kc", "pl:kp"], search=search,
                               report=IndexChangesetReport("c2", "pl", "elasticsearch"))
     assert (again.versions, again.generation) == (0, 1) and len(fake.of("POST", "/_aliases")) == 2
+
+
+def test_acts_without_a_version_by_the_date_are_left_out(httpserver, fake):
+    """Spec: an act with no version by the date has no rows then — a search over several acts
+    leaves it out; only a search that finds no act at all by then is refused."""
+    backend = make_backend(httpserver)
+    publish(backend, "pl:kc", V1, texts_of(V1, n=3))
+    publish(backend, "pl:kp", V2, texts_of(V2, n=3))
+    fake.rankings["bm25"] = ["pl:kc:art:1#0", "pl:kp:art:1#0"]
+    both = Filters(act_ids=("pl:kc", "pl:kp"), as_of=dt.date(2025, 1, 1))
+    assert {(h.act_id, h.version) for h in backend.search(SearchRequest("x", 5, "bm25", both))} == {("pl:kc", V1)}
+    assert {h.act_id for h in backend.search(SearchRequest("x", 5, "bm25", Filters(version=V2)))} == {"pl:kp"}
+    with pytest.raises(ElasticsearchSearchError, match="pl:kp has no indexed version on or before 2025-01-01"):
+        backend.search(SearchRequest("x", 5, "bm25", Filters(act_ids=("pl:kp",), as_of=dt.date(2025, 1, 1))))
+    with pytest.raises(ElasticsearchSearchError, match="no act has an indexed version on or before 2020-01-01"):
+        backend.search(SearchRequest("x", 5, "bm25", dataclasses_replace(both, as_of=dt.date(2020, 1, 1))))
+    with pytest.raises(ElasticsearchSearchError, match="no indexed version 2020-01-01 of any act searched"):
+        backend.search(SearchRequest("x", 5, "bm25", Filters(act_ids=("pl:kc", "pl:kp"), version="2020-01-01")))
+
+
+def dataclasses_replace(obj, **kw):
+    import dataclasses
+
+    return dataclasses.replace(obj, **kw)
