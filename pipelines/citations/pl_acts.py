@@ -312,13 +312,15 @@ def by_abbreviation(abbr: str, date: str | None = None) -> ActRef | None:
     return _pick(cands, date).ref("abbreviation") if cands else None
 
 
-def by_name(name: str, date: str | None = None) -> ActRef | None:
+def by_name(name: str, date: str | None = None, year: int | None = None) -> ActRef | None:
     """A full name in any case ending (``Kodeksu postępowania cywilnego``, ``ustawy z dnia 29
     stycznia 2004 r. Prawo zamówień publicznych``). The year printed in the name picks among acts
     of one title (p.z.p. 2004 / 2019); a date printed in the name that is not the act's date means
     another act whose title begins the same way (``ustawy z dnia 14 grudnia 1982 r. o ubezpieczeniu
     społecznym rolników indywidualnych …`` is not the 1990 ``… o ubezpieczeniu społecznym
-    rolników``): no match; an amending act (``o zmianie ustawy - …``) is no match."""
+    rolników``): no match; so is a ``year`` printed after the name (``Prawa budowlanego z 1961 r.``)
+    that is neither the year of the act's date nor of its address; an amending act (``o zmianie
+    ustawy - …``) is no match."""
     s = re.sub(r"\s+", " ", name).strip().rstrip(" .,;")
     rest = re.sub(rf"^(?:{USTAWA}|Ustawa)\s*(?:{DATE_NC})?\s*[-–—]?\s*", "", s, flags=re.I)
     if re.match(r"o\s+zmianie|zmieniając", rest, re.I):
@@ -330,6 +332,10 @@ def by_name(name: str, date: str | None = None) -> ActRef | None:
             cands.append(e)
     if not cands:
         return None
+    if year is not None:
+        cands = [e for e in cands if (e.date or "")[:4] == str(year) or any(a[0] == year for a in e.addresses)]
+        if not cands:
+            return None
     printed = re.search(DATE_RX, s)
     if printed:
         cands = [e for e in cands if e.date is None or e.date == iso_date(printed)]

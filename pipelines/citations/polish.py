@@ -104,6 +104,7 @@ UNKNOWN_TITLED = re.compile(
     r"(?P<kind>ustaw(?:a|ą|y|ę|ie)|rozporządzeni(?:e|a|u|em)|dekret(?:u|em)?)(?:\s+[A-ZŁŚŻŹ][\wąćęłńóśźż]*){0,8}"
     r"\s+(?P<title>(?:o|w\s+sprawie)\s+(?!któr|ile\b|tyle\b|czym\b|tym\b|tej\b|ten\b|to\b|niej\b|nim\b)"
     r"[\wąćęłńóśźżĄĆĘŁŃÓŚŹŻ„”\"-]+(?:[ \t\u00a0]+[\wąćęłńóśźżĄĆĘŁŃÓŚŹŻ„”\"-]+){0,11})")
+YEAR_AFTER = re.compile(r"[ \t\u00a0]+z[ \t\u00a0]+(?P<year>(?:19|20)\d\d)[ \t\u00a0]*(?:r\.|roku)")
 UNKNOWN_TITLE = "unknown_title"  # ActRef.how of an act named by a title no table knows (its id is "")
 PAREN_ADDRESS = re.compile(r"\s*\((?P<inner>[^()]{0,200}?Dz\.\s?U\.[^()]{0,200})\)")
 
@@ -314,9 +315,10 @@ def _match_act(doc: _Doc, pos: int) -> _Act | None:
         m = doc.name_rx.match(text, s)
         if m:
             name = text[q:m.end()]
-            ref = PA.by_name(name, doc.date)
+            year = YEAR_AFTER.match(text, m.end())  # "Prawa budowlanego z 1961 r.": that year's act
+            ref = PA.by_name(name, doc.date, int(year.group("year")) if year else None)
             if ref:
-                end = m.end()
+                end = year.end() if year else m.end()
                 hit = _address_after(text, end, None)
                 if hit and hit[1].id == ref.id:
                     end = hit[0]

@@ -355,3 +355,11 @@ def test_an_act_named_by_a_title_no_table_knows_is_named_not_guessed() -> None:
                                                  "innych ustaw")
     [c] = cites("art. 5 ustawy, o której mowa")  # a relative clause is no title
     assert (c.act_id, c.act_how) == (None, None)
+
+
+def test_a_year_printed_after_the_name_picks_that_years_act() -> None:
+    assert table("art. 40 ust. 1 Prawa budowlanego z 1961 r., które")[0][:2] == ("pl:pb1961", "40")
+    assert table("art. 40 Prawa budowlanego")[0][:2] == ("pl:pb", "40")
+    assert table("art. 5 Kodeksu cywilnego z 1964 r.")[0][:2] == ("pl:kc", "5")
+    [c] = cites("art. 5 ustawy o prawach konsumenta z 2000 r.")  # no such act of 2000: not the 2014 one
+    assert (c.act_id, c.act_how) == (None, "unknown_title")
