@@ -206,9 +206,11 @@ class Server:
 
 def _world(home: Path, rx: Receiver) -> str:
     """Two published versions and one act subscription (made before them) at the receiver."""
+    from lexpipe.api.security import hash_key
+
     _publish(home)
-    return SubscriptionStore(Layout(home), clock=lambda: PAST).create(url=rx.url, act_id="pl:kc",
-                                                                      secret=SECRET).subscription.id
+    return SubscriptionStore(Layout(home), clock=lambda: PAST).create(  # owned by the API key the tests use
+        url=rx.url, act_id="pl:kc", secret=SECRET, owner=hash_key(API_KEY)).subscription.id
 
 
 def _all_delivered(home: Path, rx: Receiver) -> list[str]:
@@ -262,9 +264,11 @@ def test_the_delivery_worker_killed_at_each_step_loses_no_event(tmp_path, step, 
         assert before == 1 and sorted(sent.values()) == [1, 2]
         twice = [r.body for r in rx.received if sent[r.event_id] == 2]
         assert len(twice) == 2 and twice[0] == twice[1]
-    for i in ids:
-        log = [a.outcome for a in delivery.delivery_log(Layout(home), i)]
+    logs = {i: [a.outcome for a in delivery.delivery_log(Layout(home), i)] for i in ids}
+    for i, log in logs.items():
         assert log[-1] == "delivered" and log.count("delivered") == 1, (i, log)
+    print(f"\n[crash matrix] lexpipe notify | {step} | received before the kill: {before} | after recovery: "
+          f"{sorted(sent.values())} | attempt logs: {sorted(logs.values())}")
 
 
 SERVER_STEPS = [
@@ -310,6 +314,8 @@ def test_the_server_killed_at_each_step_loses_no_event(tmp_path, step, request_,
             again = Server(home).wait_ready()
             try:
                 early = again.post(f"/events/{left.id}/redeliver")
+                print(f"\n[crash matrix] restarted lexpipe serve: redeliver of the stuck event → {early.status_code} "
+                      f"Retry-After {early.headers.get('retry-after')}")
                 if early.status_code == 409:
                     assert int(early.headers["Retry-After"]) <= LEASE_S + 1
                     time.sleep(LEASE_S + 0.5)
@@ -322,3 +328,6 @@ def test_the_server_killed_at_each_step_loses_no_event(tmp_path, step, request_,
     assert left.id in got
     if request_ == "test":
         assert left.type == "ping"
+    print(f"\n[crash matrix] lexpipe serve | {step} | left: {left.status}, lease {'held' if left.lease_until else 'none'} "
+          f"| received {got.count(left.id)}x after recovery | log: "
+          f"{[a.outcome for a in delivery.delivery_log(Layout(home), left.id)]}")
