@@ -91,7 +91,7 @@ def test_suites_build_before_any_gx_context_exists():
     current = project_manager.get_current_project()
     project_manager.set_project(None)
     try:
-        assert len(articles_suite(previous_count=10).expectations) == 22
+        assert len(articles_suite(previous_count=10).expectations) == 28  # 22 + 6 Markdown residue checks
         assert len(chunks_suite(50, 400).expectations) == 6
         assert len(nodes_suite().expectations) == 4
     finally:

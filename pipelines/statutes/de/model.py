@@ -65,12 +65,20 @@ class DeNode(Node):
     notes: list[str] = field(default_factory=list)
 
 
+# the article-level unit kinds (ARTICLES rows) and their id tags: § (``par``), Art./Artikel (``art``), a
+# numbered heading of an act without §§ ("I.", "1.": ``nr``), Anlage (``anl``), Anhang (``anh``), the
+# formulas (Eingangsformel, Präambel, Schlussformel: their own names as ids) and the text of an act
+# with no numbered unit at all (``text``); see the id scheme in :mod:`pipelines.statutes.de.markdown`
+SECTION_KINDS = ("§", "Art", "Nr", "Anlage", "Anhang", "preamble", "text")
+UNIT_TAG = {"§": "par", "Art": "art", "Nr": "nr", "Anlage": "anl", "Anhang": "anh"}
+
+
 @dataclass
 class Section:
-    """One § (or Art.): the article-level unit."""
+    """One article-level unit: a § (or Art.), a numbered heading, an Anlage, a formula or an act's text."""
     id: str
-    number: str  # "573b"; "Präambel" for the GG preamble
-    kind: str  # "§" | "Art" | "preamble"
+    number: str  # "573b"; "Präambel" for the GG preamble; "I" for "I."; "text" for an act's text
+    kind: str  # one of SECTION_KINDS
     title: str
     path: list[DeNode]
     text: str = ""
@@ -83,11 +91,21 @@ class Section:
     page_end: int | None = None
     range_label: str = ""  # "§§ 3 bis 6" when the row comes from a range heading
     content_hash: str = ""
+    order_key: int | None = None  # ARTICLES sort_key when the parser sets one (Markdown: see markdown.order_keys)
+    display: str = ""  # the label when the parser sets one ("I.", "AarhusÜbk" for an act's text)
 
     @property
     def label(self) -> str:
+        if self.display:
+            return self.display
         if self.kind == "preamble":
             return self.number
+        if self.kind in ("Anlage", "Anhang"):
+            return f"{self.kind} {self.number}".strip()
+        if self.kind == "Nr":
+            return f"{self.number}."
+        if self.kind == "text":
+            return "Text"
         return f"Art. {self.number}" if self.kind == "Art" else f"§ {self.number}"
 
     @property
@@ -108,6 +126,7 @@ class GermanStatute:
     pages: int | None = None
     annexes: list[str] = field(default_factory=list)  # headings of annexes not parsed (Anhang EV)
     parse_seconds: float = 0.0
+    metadata_only: bool = False  # the source prints no text: one ``text`` row holds the metadata
 
     def section(self, number: str) -> Section:
         for s in self.sections:
@@ -135,6 +154,36 @@ def section_sort_key(number: str) -> int | None:
         return None
     letters = m.group(2)
     return int(m.group(1)) * 1000 + sum((ord(c) - 96) * 27 ** i for i, c in enumerate(reversed(letters)))
+
+
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+ROMAN_RE = re.compile(r"^(?=[IVXLCDM])M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
+
+
+def roman_value(numeral: str) -> int | None:
+    """``IV`` → 4, ``XIV`` → 14; None for anything that is not a Roman numeral."""
+    if not numeral or not ROMAN_RE.match(numeral):
+        return None
+    total = 0
+    for a, b in zip(numeral, numeral[1:] + " "):
+        v = _ROMAN[a]
+        total += -v if b != " " and _ROMAN[b] > v else v
+    return total
+
+
+def unit_number_key(number: str) -> int | None:
+    """The natural order of a printed unit number: ``573b`` as :func:`section_sort_key`, a Roman
+    ``IV`` (Artikel IV, Nummer IV.) or ``IVa`` as 4 (plus its letters), a capital ``B`` (Nummer B.) as 2.
+    None for a number without an order (``Präambel``)."""
+    key = section_sort_key(number)
+    if key is not None:
+        return key
+    m = re.match(r"^([IVXLCDM]+)([a-z]?)$", number)
+    if m and roman_value(m.group(1)) is not None:
+        return roman_value(m.group(1)) * 1000 + (ord(m.group(2)) - 96 if m.group(2) else 0)
+    if re.fullmatch(r"[A-Z]", number):
+        return (ord(number) - 64) * 1000
+    return None
 
 
 def number_key(number: str) -> tuple[int, str]:

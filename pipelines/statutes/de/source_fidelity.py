@@ -12,7 +12,10 @@ returns both differences. Words are ``\\w+`` runs and "§"; punctuation and spac
 
 What a parse may legitimately drop is source material that is not part of any unit: the front
 matter before the first heading, annexes the parser lists in ``GermanStatute.annexes`` (the
-Markdown audit cuts them), the "(XXXX)" placeholder marks of the Markdown. Anything else reported
+Markdown audit cuts them), the "(XXXX)" placeholder marks of the Markdown, and a placeholder printed
+beside the same number with text ("§ 55 (weggefallen)" then "§ 55 Aufgaben": one § 55 is kept).
+An act whose source prints no text (``GermanStatute.metadata_only``) is audited against the metadata
+under its title, which its one ``text`` row holds. Anything else reported
 as ``missing`` or ``invented`` is a parser's doing; a caller (a test) decides what to allow.
 """
 
@@ -24,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.statutes.de.markdown import FRONT_MATTER_RE
+from pipelines.statutes.de.markdown import split_front_matter
 from pipelines.statutes.de.model import GermanStatute
 
 WORD_RE = re.compile(r"\w+|§")
@@ -59,8 +62,11 @@ def parsed_words(st: GermanStatute) -> Counter:
                 for f in s.footnotes:
                     out.update(words(f))
             continue
-        out.update(words(s.label))  # "§ 573b", "Art. 3", "Präambel"
-        out.update(words(f"{s.title} {s.text}"))
+        if s.kind == "text":  # an act's text: no heading of its own (its title is the act's)
+            out.update(words(s.text))
+        else:
+            out.update(words(s.label))  # "§ 573b", "Art. 3", "Präambel", "Anlage 1", "I."
+            out.update(words(f"{s.title} {s.text}"))
         if not s.text and s.status_note:
             out.update(words(s.status_note))
         for f in s.footnotes:
@@ -106,10 +112,15 @@ def markdown_fidelity(st: GermanStatute) -> Fidelity:
     matter and the ``#`` title with its metadata block (dates, amending acts: the act's, not a
     unit's) cut, ``#`` marks, ``**``, backslash escapes and footnote reference ids removed."""
     raw = Path(st.source).read_text(encoding="utf-8")
-    m = FRONT_MATTER_RE.match(raw)
-    body = raw[m.end():] if m else raw
-    first = re.search(r"^#{2,6}\s", body, re.M)  # the first heading below the title
-    body = body[first.start():] if first else body
+    fm = split_front_matter(raw)
+    body = fm.body if fm else raw
+    if st.metadata_only:  # the source prints no text: the metadata under the title is what the parse holds
+        title = re.search(r"^#\s.*$", body, re.M)
+        body = body[title.end():] if title else body
+        body = re.sub(r"^:\s", " ", body, flags=re.M)
+    else:
+        first = re.search(r"^#{2,6}\s", body, re.M)  # the first heading below the title
+        body = body[first.start():] if first else body
     annex = re.search(r"^#{1,6}\s*(Anhang|Anlage)\b", body, re.M)  # not parsed: not units of the act
     body = body[:annex.start()] if annex and st.annexes else body
     body = re.sub(r"\[\^[^\]]+\]:?", " ", body).replace("**", "")

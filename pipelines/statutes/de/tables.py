@@ -35,8 +35,10 @@ def articles_table(st: GermanStatute) -> pa.Table:
         rows.append({
             "id": s.id, "act_id": st.act.act_id, "version": st.version, "ordinal": i,
             "number": s.number, "number_display": s.label, "title": s.title or None,
-            # front matter (GG Eingangsformel, Präambel) sorts by position before Art. 1 (1000)
-            "sort_key": s.sort_key if s.sort_key is not None or s.kind != "preamble" else i,
+            # the parser's order key (Markdown: the printed number, see markdown.order_keys), else
+            # the number; front matter (GG Eingangsformel, Präambel) by position before Art. 1 (1000)
+            "sort_key": s.order_key if s.order_key is not None else
+            (s.sort_key if s.sort_key is not None or s.kind != "preamble" else i),
             "path": [{"level": n.level, "number": n.number, "heading": n.heading, "id": n.id} for n in s.path],
             "path_text": " › ".join([structure_label(n) for n in s.path] + [section_label(s)]),
             "text": s.text, "text_pending": None, "pending_effective_date": None, "pending_note": None,

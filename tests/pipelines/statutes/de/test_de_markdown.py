@@ -142,10 +142,16 @@ def test_non_law_markdown(tmp_path):
     blog.write_text("---\nTitle: A blog post\nlayout: post\n---\n\n# Post\n\nText.\n", encoding="utf-8")
     with pytest.raises(GermanStatuteError, match=r"post\.md: .*front matter lacks Title and jurabk/slug"):
         parse_markdown(blog)
-    empty_law = tmp_path / "x.md"
-    empty_law.write_text("---\nTitle: Gesetz\njurabk: XG\nslug: xg\n---\n\n# Gesetz (XG)\n\n## Teil 1 - Nichts\n\nText.\n",
+    no_units = tmp_path / "x.md"
+    no_units.write_text("---\nTitle: Gesetz\njurabk: XG\nslug: xg\n---\n\n# Gesetz (XG)\n\n## Teil 1 - Nichts\n\nText.\n",
+                        encoding="utf-8")
+    # no § or Art: held as the act's one text unit (test_markdown_units.py has the real acts)
+    (text,) = parse_markdown(no_units, version=dt.date(2020, 1, 1)).sections
+    assert (text.id, text.text, [n.id for n in text.path]) == ("de:xg:text", "Text.", ["de:xg:part:1"])
+    empty_law = tmp_path / "y.md"
+    empty_law.write_text("---\nTitle: Gesetz\njurabk: YG\nslug: yg\n---\n\n# Gesetz (YG)\n\n## Teil 1 - Nichts\n",
                          encoding="utf-8")
-    with pytest.raises(GermanStatuteError, match=r"x\.md: not a law: no '§ N' or 'Art N' headings"):
+    with pytest.raises(GermanStatuteError, match=r"y\.md: not a law: neither units nor text nor metadata"):
         parse_markdown(empty_law, version=dt.date(2020, 1, 1))
     with pytest.raises(GermanStatuteError, match=r"missing\.md: file not found"):
         parse_markdown(tmp_path / "missing.md")
