@@ -166,7 +166,7 @@ class Deliverer:
         self._client = client
         self._client_lock = threading.Lock()
         self._local = threading.local()
-        self._opened: list[Outbox | SubscriptionStore] = []
+        self._opened: list[tuple[int, Outbox | SubscriptionStore]] = []  # (thread, connection holder)
         self._opened_lock = threading.Lock()
 
     # one SQLite connection per thread: a connection is not shared between the senders
@@ -177,8 +177,18 @@ class Deliverer:
             obj = kind(self.layout)
             setattr(self._local, name, obj)
             with self._opened_lock:
-                self._opened.append(obj)
+                self._opened.append((threading.get_ident(), obj))
         return obj
+
+    def _release_senders(self) -> None:
+        """Close the connections the run's sender threads opened (the threads are gone with the run's
+        pool; a long-lived worker would otherwise keep two per sender per run)."""
+        me = threading.get_ident()
+        with self._opened_lock:
+            theirs = [obj for ident, obj in self._opened if ident != me]
+            self._opened = [(ident, obj) for ident, obj in self._opened if ident == me]
+        for obj in theirs:
+            obj.close()
 
     @property
     def outbox(self) -> Outbox:
@@ -203,7 +213,7 @@ class Deliverer:
     def close(self) -> None:
         with self._opened_lock:
             opened, self._opened = self._opened, []
-        for obj in opened:
+        for _, obj in opened:
             obj.close()
         self._local = threading.local()
 
@@ -305,6 +315,7 @@ class Deliverer:
                     log.exception("a webhook sender failed")
             pool.shutdown(wait=True)
             claims.close()
+            self._release_senders()
 
 
 # ----------------------------------------------------------------------------------------------

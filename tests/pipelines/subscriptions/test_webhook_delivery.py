@@ -196,3 +196,15 @@ def test_one_subscription_is_sent_one_event_at_a_time(home):
     arrivals = [r.at for r in rx.received]
     assert all(b - a >= 0.35 for a, b in zip(arrivals, arrivals[1:]))  # each after the previous one's answer
     assert sorted(r.event_id for r in rx.received) == sorted(ids)
+
+
+def test_a_long_lived_deliverer_keeps_no_connection_of_a_past_run(home):
+    """``lexpipe notify`` keeps one Deliverer for days: the senders' SQLite connections close with their run."""
+    with Receiver() as rx:
+        d = _deliverer(home, FakeClock(), webhook_concurrency=4)
+        for v in ("2025-11-13", "2025-11-14", "2025-11-15"):
+            _event_for(home, rx.url, to_version=v)
+            assert d.run().delivered == 1
+            assert d._opened == []  # the run's senders were released; the caller's thread opened nothing
+        d.close()
+    assert len(rx.received) == 3
