@@ -1,5 +1,6 @@
 """The answer job as Dagster assets: every exam question citing a Polish act answered with citations
-and scored, one asset per act (``benchmarks/<jur>/<slug>/answers``, partitioned by the act's versions).
+and scored, one asset per curated act (``benchmarks/<jur>/<slug>/answers``, partitioned like the act's
+benchmarks: ``pl_<slug>_changesets``, keys ``<version>_<slug>``).
 
 Thin binding of ``pipelines.answers.answer_run`` (the step the Prefect ``answers`` flow runs too):
 with ``LEXPIPE_LLM_BASE_URL`` and ``LEXPIPE_LLM_MODEL`` set, the gAIus agent answers through that
@@ -15,8 +16,10 @@ from typing import Any
 
 import dagster as dg
 
+from assets import pl_statutes
 from assets.benchmarks import BENCHMARKS, GROUP, PREFIX, ActBenchmarks, questions
 from assets.resources import CorpusStorage, SearchConfig
+from connectors.eli_listing import changeset_key, parse_changeset_key
 from pipelines.answers.answer_run import llm_settings_from_env
 
 
@@ -34,8 +37,7 @@ class ActAnswers:
 
 def act_answers(bench: ActBenchmarks) -> ActAnswers:
     """The answer asset, job and nightly schedule of one Polish act."""
-    fam = bench.family
-    act, ACT_ID, versions, search_index = fam.act, fam.act_id, fam.versions, fam.search_index
+    act, ACT_ID, versions, search_index = bench.act, bench.act_id, bench.versions, pl_statutes.search_index
 
     @dg.asset(key=PREFIX + [act.jurisdiction, act.slug, "answers"], deps=[questions, bench.staleness, search_index],
               partitions_def=versions, group_name=GROUP, kinds={"parquet"}, pool="llm",
@@ -45,7 +47,7 @@ def act_answers(bench: ActBenchmarks) -> ActAnswers:
         from pipelines.answers.answer_run import answers_step
         from pipelines.benchmarks.nightly import BenchmarkInputError
 
-        version = context.partition_key
+        version = parse_changeset_key(context.partition_key)[0]
         layout = storage.layout
         llm = llm_settings_from_env()
         if llm is not None:
@@ -65,7 +67,7 @@ def act_answers(bench: ActBenchmarks) -> ActAnswers:
             f"{g}: answer {v['answer']:.3f}, context {v['context']:.3f}, joint {v['joint']:.3f} (n={v['n']})"
             for g, v in scores.items()))
         return dg.MaterializeResult(metadata={
-            "act_id": ACT_ID, "answerer": name, "questions": out.questions, "stale_skipped": counts["stale_skipped"],
+            "act_id": ACT_ID, "version": version, "answerer": name, "questions": out.questions, "stale_skipped": counts["stale_skipped"],
             "invalid_questions": counts["invalid"], "seconds": round(seconds, 1),
             **{f"{k}_{g.replace('–', '_')}": v[k] for g, v in scores.items() for k in ("answer", "context", "joint")},
             # cited units that do not exist / are not in force at the question's date (pipelines.answers.citation_check)
@@ -86,11 +88,11 @@ def act_answers(bench: ActBenchmarks) -> ActAnswers:
         from pipelines.statutes.store import CorpusStore
 
         serving = CorpusStore(storage.layout).current_version(ACT_ID)
-        if serving is None or not context.instance.has_dynamic_partition(versions.name, serving):
+        key = changeset_key(serving, act.slug) if serving else ""
+        if serving is None or not context.instance.has_dynamic_partition(versions.name, key):
             return dg.SkipReason(f"no indexed {ACT_ID} version is served yet (run `lexpipe run`)")
         day = (context.scheduled_execution_time or dt.datetime.now(dt.timezone.utc)).date().isoformat()
-        prefix = "answers" if ACT_ID == "pl:kc" else f"answers:{ACT_ID}"  # the Civil Code's keys predate the others
-        return dg.RunRequest(partition_key=serving, run_key=f"{prefix}:{serving}@{day}", tags={"lexpipe/act": ACT_ID})
+        return dg.RunRequest(partition_key=key, run_key=f"answers:{ACT_ID}:{serving}@{day}", tags={"lexpipe/act": ACT_ID})
 
     schedule = dg.schedule(
         job=job, cron_schedule="0 3 * * *", execution_timezone="Europe/Warsaw",

@@ -5,15 +5,25 @@ Thin bindings only: the work happens in ``pipelines.benchmarks.nightly`` (the sa
 Prefect ``benchmark`` flow runs) over ``benchmark_table``, ``staleness`` and ``retrieval_eval``.
 
     benchmarks/questions ─[benchmark_questions_valid: GX, blocking]
-        ├→ benchmarks/pl/kc/staleness (per pl:kc version)  → benchmarks/pl/kc/retrieval_eval [retrieval_no_regression]
-        ├→ benchmarks/pl/kpc/staleness (per pl:kpc version) → benchmarks/pl/kpc/retrieval_eval …
-        └→ … one family per Polish registry act (``BENCHMARKS``)
+        ├→ benchmarks/pl/kc/staleness (per pl:kc changeset)  → benchmarks/pl/kc/retrieval_eval [retrieval_no_regression]
+        ├→ benchmarks/pl/kpc/staleness (per pl:kpc changeset) → benchmarks/pl/kpc/retrieval_eval …
+        └→ … one family per curated Polish act (``BENCHMARKS``); pl/statutes/{articles,diff,search_index} upstream
 
 The question table is one (its gold references resolve to every act of the registry); an act's
-staleness and evaluation are partitioned like that act's corpus (``pl_<slug>_versions``), so a
-new version of the Kodeks pracy re-checks only the k.p. questions. The ``benchmark_nightly_<act>``
-jobs run for the serving version every night (02:00 Europe/Warsaw). The regression check is not
-blocking: a worse metric is news, not a reason to stop serving the corpus.
+staleness and evaluation are partitioned by that act's changesets (``pl_<slug>_changesets``: the
+keys of ``pl_changesets`` that are text states of the act, ``2025-11-13_kc``), so a new version of
+the Kodeks pracy re-checks only the k.p. questions and each partition maps one to one onto the
+``pl/statutes/*`` partition it reads. The ``benchmark_nightly_<act>`` jobs run for the serving
+version every night (02:00 Europe/Warsaw). The regression check is not blocking: a worse metric is
+news, not a reason to stop serving the corpus.
+
+Why these stay per act while the statutes are one group (issue 24, point 5): a benchmark family
+exists only for a curated act with exam ties (four of them), not for each of the thousands of
+discovered acts; its evaluation history, regression check and plots are series of one act; and
+one asset over every act's questions would re-evaluate every act when one changes. Their
+partitions are a subset of ``pl_changesets`` (identity mapping), so lineage stays exact; a
+``pl_statutes_refresh`` run cannot carry them (one job, one partitions definition): the nightly
+job and ``lexpipe run`` bring staleness up to date after a refresh.
 """
 
 import base64
@@ -31,6 +41,8 @@ import pyarrow.parquet as pq
 
 from assets import pl_statutes
 from assets.resources import BenchmarkConfig, CorpusStorage, SearchConfig
+from connectors.eli_listing import changeset_key, parse_changeset_key
+from schemas.acts import Act, registry
 from pipelines.benchmarks.nightly import (  # noqa: F401  (the paths are re-exported for importers)
     BenchmarkInputError,
     eval_root,
@@ -108,9 +120,10 @@ def benchmark_questions_valid(context: dg.AssetCheckExecutionContext, storage: C
 
 @dataclass(frozen=True)
 class ActBenchmarks:
-    """The benchmark assets of one Polish act, partitioned by that act's corpus versions."""
+    """The benchmark assets of one Polish act, partitioned by that act's changesets."""
 
-    family: pl_statutes.PolishActAssets
+    act: Act
+    versions: dg.DynamicPartitionsDefinition  # pl_<slug>_changesets: keys "<version>_<slug>"
     staleness: dg.AssetsDefinition
     retrieval_eval: dg.AssetsDefinition
     retrieval_no_regression: dg.AssetChecksDefinition
@@ -119,23 +132,28 @@ class ActBenchmarks:
 
     @property
     def act_id(self) -> str:
-        return self.family.act_id
-
-    @property
-    def versions(self) -> dg.DynamicPartitionsDefinition:
-        return self.family.versions
+        return self.act.id
 
     @property
     def assets(self) -> list[dg.AssetsDefinition]:
         return [self.staleness, self.retrieval_eval]
 
+    def key(self, version: str) -> str:
+        """The partition key of a version of the act: ``2025-11-13`` → ``2025-11-13_kc``."""
+        return changeset_key(version, self.act.slug)
 
-def act_benchmarks(fam: pl_statutes.PolishActAssets) -> ActBenchmarks:
+
+def _version(key: str) -> str:
+    return parse_changeset_key(key)[0]
+
+
+def act_benchmarks(act: Act) -> ActBenchmarks:
     """Staleness → retrieval evaluation (+ regression check), job and nightly schedule of one act."""
-    act, ACT_ID, versions = fam.act, fam.act_id, fam.versions
+    ACT_ID = act.id
+    versions = dg.DynamicPartitionsDefinition(name=f"{act.key}_changesets")
     prefix = PREFIX + [act.jurisdiction, act.slug]
 
-    @dg.asset(key=prefix + ["staleness"], deps=[questions, fam.articles, fam.diff],
+    @dg.asset(key=prefix + ["staleness"], deps=[questions, pl_statutes.articles, pl_statutes.diff],
               partitions_def=versions, group_name=GROUP, kinds={"parquet"},
               description=f"Gold references into {ACT_ID} the version does not support as they were: unit missing "
                           "or repealed, or its text (in force or announced) changed since the previous version "
@@ -144,7 +162,7 @@ def act_benchmarks(fam: pl_statutes.PolishActAssets) -> ActBenchmarks:
         from pipelines.benchmarks.nightly import staleness_step
         from pipelines.benchmarks.staleness import flags_markdown
 
-        version = context.partition_key
+        version = _version(context.partition_key)
         try:
             out = staleness_step(storage.layout, act_id=ACT_ID, version=version)
         except BenchmarkInputError as exc:
@@ -156,11 +174,12 @@ def act_benchmarks(fam: pl_statutes.PolishActAssets) -> ActBenchmarks:
                          + ", ".join(f"{k.removeprefix('refs_')} {v}" for k, v in summary.items()
                                      if k.startswith("refs_") and k != "refs_checked" and v))
         return dg.MaterializeResult(metadata={
-            **summary, "act_id": ACT_ID, "previous_version": prev or "none", "dagster/row_count": flags.num_rows,
+            **summary, "act_id": ACT_ID, "version": version, "previous_version": prev or "none",
+            "dagster/row_count": flags.num_rows,
             "flags": dg.MetadataValue.md(flags_markdown(flags)),
             "path": dg.MetadataValue.path(str(path))})
 
-    @dg.asset(key=prefix + ["retrieval_eval"], deps=[questions, staleness, fam.search_index],
+    @dg.asset(key=prefix + ["retrieval_eval"], deps=[questions, staleness, pl_statutes.search_index],
               partitions_def=versions, group_name=GROUP, kinds={"parquet"},
               description=f"recall@1/5/10/50, MRR and NDCG@5 of every retriever and query style on the questions "
                           f"with in-corpus gold in {ACT_ID} (stale ones skipped), searched within the act and, for "
@@ -171,7 +190,7 @@ def act_benchmarks(fam: pl_statutes.PolishActAssets) -> ActBenchmarks:
         from pipelines.benchmarks.nightly import retrieval_eval_step
         from pipelines.benchmarks.retrieval_eval import metrics_markdown
 
-        version = context.partition_key
+        version = _version(context.partition_key)
         try:
             out = retrieval_eval_step(
                 storage.layout, act_id=ACT_ID, version=version, run_id=context.run.run_id,
@@ -184,14 +203,15 @@ def act_benchmarks(fam: pl_statutes.PolishActAssets) -> ActBenchmarks:
                 progress=context.log.info)
         except BenchmarkInputError as exc:  # inputs missing or the version not indexed: name it, append nothing
             raise dg.Failure(f"{exc} (materialize benchmarks/questions, {'/'.join(staleness.key.path)} and "
-                             f"{'/'.join(fam.search_index.key.path)} for {version} first)") from exc
+                             f"{'/'.join(pl_statutes.search_index.key.path)} for {context.partition_key} first)"
+                             ) from exc
         rows, best = out.rows, out.best
         context.log.info(f"{ACT_ID} {version}: evaluation done in {out.seconds:.0f}s (query encoding "
                          f"{out.encode_seconds:.0f}s); " + (f"best MRR {best['mrr']:.3f} ({best['retriever']}, "
                                                             f"{best['query_style']}, {best['scope']})"
                                                             if best else "no questions"))
         return dg.MaterializeResult(metadata={
-            "act_id": ACT_ID, "questions": out.questions, "skipped_stale": out.skipped_stale,
+            "act_id": ACT_ID, "version": version, "questions": out.questions, "skipped_stale": out.skipped_stale,
             "question_set": out.question_set, "scopes": ", ".join(out.scopes),
             "encoder": out.encoder, "backend": out.backend, "k": benchmark_config.k,
             "seconds": round(out.seconds, 1), "query_encode_seconds": round(out.encode_seconds, 1),
@@ -216,7 +236,7 @@ def act_benchmarks(fam: pl_statutes.PolishActAssets) -> ActBenchmarks:
         from pipelines.benchmarks.retrieval_eval import changes_markdown
 
         margin = benchmark_config.regression_margin
-        checked = check_regressions(storage.layout, act_id=ACT_ID, version=context.partition_key,
+        checked = check_regressions(storage.layout, act_id=ACT_ID, version=_version(context.partition_key),
                                     run_id=context.run.run_id, margin=margin)
         context.log.info(checked.description)
         if not checked.changes:
@@ -238,24 +258,25 @@ def act_benchmarks(fam: pl_statutes.PolishActAssets) -> ActBenchmarks:
         serving = CorpusStore(storage.layout).current_version(ACT_ID)
         if serving is None:
             return dg.SkipReason(f"no {ACT_ID} version is served yet (run `lexpipe run`)")
-        if not context.instance.has_dynamic_partition(versions.name, serving):
-            return dg.SkipReason(f"{ACT_ID} {serving} is served but not a {versions.name} partition of this instance")
+        key = changeset_key(serving, act.slug)
+        if not context.instance.has_dynamic_partition(versions.name, key):
+            return dg.SkipReason(f"{ACT_ID} {serving} is served but {key} is not a {versions.name} partition of "
+                                 "this instance")
         when = context.scheduled_execution_time
         day = (when or dt.datetime.now(dt.timezone.utc)).date().isoformat()
-        # the Civil Code's run keys predate the other acts: keep them, so a tick is not re-run
-        prefix = "" if ACT_ID == "pl:kc" else f"{ACT_ID}:"
-        return dg.RunRequest(partition_key=serving, run_key=f"{prefix}{serving}@{day}",
+        return dg.RunRequest(partition_key=key, run_key=f"{ACT_ID}:{serving}@{day}",
                              tags={"lexpipe/serving_version": serving, "lexpipe/act": ACT_ID})
 
     schedule = dg.schedule(
         job=job, cron_schedule="0 2 * * *", execution_timezone="Europe/Warsaw",
         name=f"benchmark_nightly_{act.key}_schedule", default_status=dg.DefaultScheduleStatus.RUNNING,
         description=f"Nightly benchmark regeneration and retrieval evaluation of the serving {ACT_ID} version.")(nightly)
-    return ActBenchmarks(fam, staleness, retrieval_eval, retrieval_no_regression, job, schedule)
+    return ActBenchmarks(act, versions, staleness, retrieval_eval, retrieval_no_regression, job, schedule)
 
 
-# every Polish act of the registry: the exam question table resolves gold references to all of them
-BENCHMARKS: dict[str, ActBenchmarks] = {act_id: act_benchmarks(fam) for act_id, fam in pl_statutes.ACTS.items()}
+# every curated Polish act (acts.toml): the exam question table resolves gold references to them; an
+# act discovered from the ELI listing has no exam ties and no benchmark family
+BENCHMARKS: dict[str, ActBenchmarks] = {a.id: act_benchmarks(a) for a in registry().curated().of_source("eli")}
 
 
 def of_act(act_id: str) -> ActBenchmarks:

@@ -54,7 +54,10 @@ class EliApi(dg.ConfigurableResource):
     def _source(self, cache_dir: Path, *, timeout_s: float, max_retries: int,
                 backoff_max_s: float | None = None) -> EliSource:
         if self.offline:
-            return SampleEliSource(Path(self.sample_dir), self.sample_versions, up_to=self.sample_up_to or None)
+            from pipelines.statutes.pl.front_page import read_front_page  # the listing's titles: page 1
+
+            return SampleEliSource(Path(self.sample_dir), self.sample_versions, up_to=self.sample_up_to or None,
+                                   front_page=read_front_page)
         update = {"eli_base_url": self.base_url, "user_agent": self.user_agent,
                   "http_min_interval_s": self.min_interval_s, "http_max_retries": max_retries,
                   "http_timeout_s": timeout_s}

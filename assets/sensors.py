@@ -2,11 +2,11 @@
 refresh job it launches, a freshness check per watched source, and the weekly re-validation.
 
     source_watch (sensor, every LEXPIPE_SOURCE_POLL_INTERVAL_S)
-      ├─ EliActWatcher pl:kc ── conditional GET of the act's ELI metadata (304 = nothing to do)
-      │     (one per Polish act of the registry)
-      │     new changeDate → new pl_kc_versions partition + RunRequest(run_key "pl:kc:<version>")
-      │     → pl_kc_refresh: raw_pdf → articles ─[articles_valid]→ chunks ─[chunks_valid]→ diff
-      │                       → published → search_index (pool "index") → benchmarks/staleness
+      ├─ EliListingWatcher ── the ELI year listings (offline: the held PDFs) → catalogue/eli.json
+      │     an act's listed changeDate not published yet → new pl_changesets partition
+      │     "<version>_<slug>" + RunRequest(run_key "eli:<changeset>")
+      │     → pl_statutes_refresh: raw_pdf → articles ─[articles_valid]→ chunks ─[chunks_valid]→ diff
+      │                            → published → search_index (pool "index") → notifications
       └─ (German statutes, Open Legal Data cases, SAOS judgments: further ``SourceWatcher`` subclasses)
 
 Why a cursor *and* run keys: the cursor (JSON, one entry per watcher) remembers what each source
@@ -17,12 +17,13 @@ was (the next tick asks again) and the tick reports the reason as its skip reaso
 
 Why the tick is bounded: Dagster abandons a sensor evaluation after 60 s. Every poll runs in a
 worker thread with what is left of ``budget_s`` (default 30 s); the ELI client used for polling
-has a short timeout and one retry (``EliApi.poll_source``). Each watcher requests at most one
-version per tick (the newest it sees): runs of one act must go oldest first, because a version's
-diff and checks compare it with the newest published older version.
+has a short timeout and one retry (``EliApi.poll_source``). A listing shows each act's newest
+version only, so the ELI watcher requests at most one version per act per tick: runs of one act
+must go oldest first (a version's diff and checks compare it with the newest published older
+version; the run tag ``lexpipe/act`` lets the queue run one per act at a time).
 
 Every successful poll is recorded as an observation of the source's external asset (e.g.
-``sources/pl_kc_eli``: polled at, change date, version, ETag), which the freshness check
+``sources/pl_eli``: polled at, years listed, acts, versions requested), which the freshness check
 ``polled_within_window`` (WARN) reads: a source nobody polled within its window is news even
 when nothing failed — typically the sensor is off or the API has been unreachable for days.
 
@@ -32,6 +33,10 @@ key; never rename), a ``source_key`` for its external asset, the ``job`` it requ
 gets the resources and its previous cursor entry and returns a ``PollOutcome``: the new entry,
 the versions to process (each becomes a partition of ``NewVersion.partitions_def_name`` and a
 run of ``NewVersion.job_name``), and what to record as the poll's observation.
+
+Polish exam benchmarks (``assets/benchmarks.py``) are partitioned per act, not by changeset, so a
+refresh run no longer carries their staleness: the nightly benchmark job and ``lexpipe run``
+bring it up to date.
 """
 
 
@@ -50,9 +55,9 @@ import dagster as dg
 # Partitioned asset checks are "preview" in Dagster 1.13 (see assets/pl_statutes.py).
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
 
-from assets import benchmarks, de_cases, de_statutes, pl_cases, pl_statutes
+from assets import de_cases, de_statutes, pl_cases, pl_statutes
 from assets.resources import CorpusStorage, EliApi
-from connectors.eli import EliError, HttpEliSource, eli_for_act
+from connectors.eli import HttpEliSource
 from core.settings import get_settings
 from pipelines.statutes.store import CorpusStore
 
@@ -129,90 +134,87 @@ def _remember(seen: Mapping[str, str], version: str, how: str) -> dict[str, str]
 # the ELI watcher (Polish statutes)
 
 
-class EliActWatcher(SourceWatcher):
-    """One act of the Sejm ELI API (or its offline sample twin).
+class EliListingWatcher(SourceWatcher):
+    """The Sejm ELI API's year listings (or the offline source's listing of the held PDFs): one
+    watcher over every Polish act, not one per act.
 
-    A poll is one metadata request; after the first one it is conditional (the client's ETag /
-    Last-Modified validators), so an unchanged act answers 304 with no body. Otherwise the
-    ``changeDate`` names the text-state version: unseen and not yet published → a new version.
+    A poll lists the watched years (the source's held years offline; online every year of a
+    registry ELI act), writes what it lists to the home's catalogue (``catalogue/eli.json``: a
+    newly listed statute becomes a registry act, ``pl:du<year>_<pos>``) and compares each act's
+    listed ``changeDate`` with what is published: a text state not published yet, whose changeset
+    is not already applied (a quarantined version is not asked for again) nor requested, becomes a
+    ``pl_changesets`` partition ``<version>_<slug>`` and one run of ``pl_statutes_refresh``.
+
+    Why one watcher over the listing and not one per act: with discovery the catalogue holds every
+    statute of the listed years; a watcher per act would make one metadata request, one source
+    asset and one freshness check per act (thousands), while a year listing carries every act's
+    change date in one request. The listing is asked unconditionally (a 304 would leave nothing to
+    compare with); an unchanged year costs one response body, no run.
     """
 
     required_resource_keys = frozenset({"storage", "eli"})
+    MAX_PER_TICK = 20  # new changesets requested per tick (the rest next tick, oldest first)
+    MAX_REMEMBERED = 4096  # requested keys kept in the cursor (run keys still dedupe beyond it)
 
-    def __init__(self, act_id: str, *, source_key: dg.AssetKey, partitions_def: dg.DynamicPartitionsDefinition,
-                 job: Any, job_assets: Sequence[dg.AssetsDefinition],
-                 poll_window: dt.timedelta, optional_if_present: Mapping[dg.AssetKey, Any] | None = None) -> None:
-        self.act_id = act_id
-        self.eli = eli_for_act(act_id)
-        self.name = f"eli:{self.eli}"
-        self.source_key = source_key
-        self.description = (f"The Sejm ELI API act {self.eli} ({act_id}), polled by the source_watch sensor; "
-                            "each observation records one successful poll (change date, ETag).")
-        self.partitions_def = partitions_def
+    def __init__(self, *, job: Any, poll_window: dt.timedelta) -> None:
+        self.name = "eli:listing"
+        self.source_key = pl_statutes.SOURCE_KEY
+        self.description = ("The Sejm ELI API's year listings of the Dziennik Ustaw (offline: the held PDFs), polled by "
+                            "the source_watch sensor; each observation records one successful poll (years listed, "
+                            "acts, new versions).")
         self.job = job
-        self.job_assets = list(job_assets)
         self.poll_window = poll_window
-        # assets of the job left out of a run when their output already exists (e.g. the
-        # benchmark question table, rebuilt nightly): key → callable(layout) -> Path
-        self.optional_if_present = dict(optional_if_present or {})
 
     def poll(self, resources: Any, state: Mapping[str, Any]) -> PollOutcome:
+        from connectors.eli_listing import changeset_key
+        from pipelines.statutes.changeset_record import applied_keys
+        from schemas.acts import registry
+
         storage: CorpusStorage = resources.storage
         eli_api: EliApi = resources.eli
-        source = eli_api.poll_source(storage.layout.raw)
-        known_version = state.get("version")
+        layout = storage.layout
+        source = eli_api.poll_source(layout.raw)
         try:
-            # without a remembered change date a 304 would tell us nothing: ask unconditionally
-            result = source.poll_metadata(self.eli, conditional=bool(known_version))
+            update = pl_statutes.discover(layout, source)
         finally:
             if isinstance(source, HttpEliSource):  # a client per poll: the code server lives for days
                 source.client.close()
         polled_at = _utcnow()
-        base = {**state, "act_id": self.act_id, "eli": self.eli, "url": result.url,
-                "polled_at": polled_at.isoformat(),
-                "etag": result.etag or state.get("etag"),
-                "last_modified": result.last_modified or state.get("last_modified")}
+        reg = registry(layout.home)
+        store = CorpusStore(layout)
+        applied = applied_keys(layout, pl_statutes.JURISDICTION)
         seen: dict[str, str] = dict(state.get("seen", {}))
-        if result.not_modified:
-            note = f"{self.name}: not modified since change date {state.get('change_date')} (HTTP 304)"
-            return PollOutcome(state={**base, "last_result": "not_modified"}, note=note,
-                               observation=self._observation(polled_at, "not_modified", state.get("change_date"),
-                                                             known_version, base))
-        meta = result.metadata
-        assert meta is not None  # not_modified is False
-        version = meta.version
-        if version is None:
-            raise EliError(result.url, "metadata has no changeDate: cannot name a version")
-        new: tuple[NewVersion, ...] = ()
-        if version in seen:
-            outcome, note = "unchanged", f"{self.name}: {version} (changeDate {meta.change_date}) already {seen[version]}"
-        elif version in CorpusStore(storage.layout).published_versions(self.act_id):
-            outcome, note = "already_published", f"{self.name}: {version} is already published; nothing to run"
-            seen = _remember(seen, version, "published before the sensor saw it")
-        else:
-            outcome, note = "new_version", f"{self.name}: new version {version} (changeDate {meta.change_date})"
-            seen = _remember(seen, version, "requested")
-            new = (NewVersion(act_id=self.act_id, version=version, change_date=meta.change_date,
-                              partitions_def_name=self.partitions_def.name, job_name=self.job.name,
-                              asset_selection=self._selection(storage),
-                              tags={"lexpipe/source": self.name, "lexpipe/act": self.act_id,
-                                    pl_statutes.CHANGE_DATE_TAG: meta.change_date or ""}),)
-        next_state = {**base, "change_date": meta.change_date, "version": version, "seen": seen,
-                      "last_result": outcome}
-        return PollOutcome(state=next_state, note=note, new_versions=new,
-                           observation=self._observation(polled_at, outcome, meta.change_date, version, base))
-
-    def _selection(self, storage: CorpusStorage) -> tuple[dg.AssetKey, ...] | None:
-        skip = {key for key, path_of in self.optional_if_present.items() if path_of(storage.layout).exists()}
-        if not skip:
-            return None
-        return tuple(a.key for a in self.job_assets if a.key not in skip)
-
-    def _observation(self, polled_at: dt.datetime, outcome: str, change_date: str | None,
-                     version: str | None, state: Mapping[str, Any]) -> dict[str, Any]:
-        return {"polled_at": dg.MetadataValue.timestamp(polled_at), "result": outcome,
-                "change_date": change_date or "unknown", "version": version or "unknown",
-                "etag": state.get("etag") or "none", "url": state.get("url") or ""}
+        pending = []
+        for item in sorted(update.listed, key=lambda i: (i.version or "", i.eli)):
+            act = reg.by_address("eli", item.eli)
+            if act is None or item.version is None:
+                continue
+            key = changeset_key(item.version, act.slug)
+            if key in applied or item.version in store.published_versions(act.id):
+                continue
+            pending.append((act, item, key))
+        fresh = [p for p in pending if p[2] not in seen][: self.MAX_PER_TICK]
+        new = []
+        for act, item, key in fresh:
+            seen = {**seen, key: "requested"}
+            new.append(NewVersion(act_id="eli", version=key, change_date=item.change_date,
+                                  partitions_def_name=pl_statutes.changesets.name, job_name=self.job.name,
+                                  tags={"lexpipe/source": "eli", "lexpipe/act": act.id, "lexpipe/changeset": key,
+                                        pl_statutes.CHANGE_DATE_TAG: item.change_date or ""}))
+        for old in sorted(seen)[:-self.MAX_REMEMBERED]:
+            del seen[old]
+        note = (f"{self.name}: {len(update.listed)} acts listed in {', '.join(map(str, update.years)) or 'no year'}"
+                + (f" ({len(update.added)} new to the catalogue: {', '.join(update.added[:5])})" if update.added else "")
+                + f", {len(pending)} version(s) not published, {len(new)} requested"
+                + (": " + ", ".join(n.version for n in new[:5]) if new else ""))
+        observation = {"polled_at": dg.MetadataValue.timestamp(polled_at), "result": "changed" if new else "unchanged",
+                       "years": ", ".join(map(str, update.years)) or "none", "acts": len(update.listed),
+                       "new_acts": len(update.added), "pending": len(pending), "requested": len(new),
+                       "change_date": max((i.change_date or "" for i in update.listed), default="") or "unknown",
+                       "catalogue": dg.MetadataValue.path(str(update.catalogue.path))}
+        return PollOutcome(state={"polled_at": polled_at.isoformat(), "years": update.years, "seen": seen,
+                                  "last_result": observation["result"]},
+                           note=note, new_versions=tuple(new), observation=observation)
 
 
 class OpenLegalDataWatcher(SourceWatcher):
@@ -507,61 +509,32 @@ def build_freshness_check(watcher: SourceWatcher) -> dg.AssetChecksDefinition:
 # ----------------------------------------------------------------------------------------------
 # jobs, schedules and the watcher list
 
-@dataclass(frozen=True)
-class PolishRefresh:
-    """What keeps one Polish act fresh: the job a new version runs, the weekly re-validation job
-    and schedule, and the ELI watcher that requests runs. The refresh also brings the act's
-    benchmark staleness up to date (and the question table when it does not exist)."""
-
-    family: pl_statutes.PolishActAssets
-    refresh_assets: list
-    refresh_job: Any
-    revalidate_job: Any
-    revalidated_checks: list
-    schedule: Any
+PL_REVALIDATED_CHECKS = [next(iter(c.check_keys)) for c in pl_statutes.CHECKS]
+pl_revalidate_job = dg.define_asset_job(
+    "pl_statutes_revalidate", selection=dg.AssetSelection.assets(pl_statutes.articles, pl_statutes.chunks),
+    partitions_def=pl_statutes.changesets,
+    description="Re-runs the GX checks on the act versions of a Polish changeset (the weekly schedule runs only the "
+                "checks, over every published version).")
 
 
-def polish_refresh(fam: pl_statutes.PolishActAssets) -> PolishRefresh:
-    act = fam.act
-    bench = benchmarks.BENCHMARKS.get(fam.act_id)
-    with_benchmarks = bench is not None
-    refresh_assets = [*fam.assets, *((benchmarks.questions, bench.staleness) if bench is not None else ())]
-    refresh_job = dg.define_asset_job(
-        f"{act.key}_refresh", selection=dg.AssetSelection.assets(*refresh_assets), partitions_def=fam.versions,
-        description=f"A new {act.id} version end to end: raw → parse → checks → chunks → diff → publish → index"
-                    + (" → benchmark staleness (the question table only when it does not exist yet)"
-                       if with_benchmarks else "")
-                    + ". The blocking checks stop publish/index, so a bad version never replaces the served one.")
-    checks = [next(iter(c.check_keys)) for c in fam.checks]
-    revalidate_job = dg.define_asset_job(
-        f"{act.key}_revalidate", selection=dg.AssetSelection.assets(fam.articles, fam.chunks),
-        partitions_def=fam.versions,
-        description="Re-runs the GX checks on a version (the weekly schedule runs only the checks, "
-                    "over every published version).")
-
-    def weekly(context: dg.ScheduleEvaluationContext, storage: CorpusStorage):
-        published = CorpusStore(storage.layout).published_versions(act.id)
-        if not published:
-            return dg.SkipReason(f"no {act.id} version is published yet")
-        known = [v for v in published if context.instance.has_dynamic_partition(fam.versions.name, v)]
-        if not known:
-            return dg.SkipReason(f"published {published} are not {fam.versions.name} partitions of this instance")
-        year, week, _ = (context.scheduled_execution_time or _utcnow()).isocalendar()
-        # the Civil Code's run keys predate the registry: keep them, so a schedule tick is not re-run
-        prefix = "revalidate" if act.id == "pl:kc" else f"revalidate:{act.id}"
-        return [dg.RunRequest(partition_key=v, run_key=f"{prefix}:{v}@{year}-W{week:02d}", asset_selection=[],
-                              asset_check_keys=checks, tags={"lexpipe/revalidation": f"{year}-W{week:02d}"})
-                for v in known]
-
-    schedule = dg.schedule(
-        job=revalidate_job, cron_schedule="0 4 * * 0", execution_timezone="Europe/Warsaw",
-        name=f"{act.key}_weekly_revalidation", default_status=dg.DefaultScheduleStatus.RUNNING,
-        description=f"Sundays 04:00: the blocking GX checks again over every published {act.id} version "
-                    "(a changed suite or tolerance shows up on versions already served).")(weekly)
-    return PolishRefresh(fam, refresh_assets, refresh_job, revalidate_job, checks, schedule)
-
-
-POLISH = {act_id: polish_refresh(fam) for act_id, fam in pl_statutes.ACTS.items()}
+@dg.schedule(job=pl_revalidate_job, cron_schedule="0 4 * * 0", execution_timezone="Europe/Warsaw",
+             default_status=dg.DefaultScheduleStatus.RUNNING,
+             description="Sundays 04:00: the blocking GX checks again over every published Polish act version (a "
+                         "changed suite or tolerance shows up on versions already served); a published version "
+                         "that fails is reported, never quarantined.")
+def weekly_polish_revalidation_schedule(context: dg.ScheduleEvaluationContext, storage: CorpusStorage):
+    refs = pl_statutes.published_changeset_keys(storage.layout)
+    if not refs:
+        return dg.SkipReason("no Polish act version is published yet")
+    known = [r for r in refs if context.instance.has_dynamic_partition(pl_statutes.changesets.name, r.key)]
+    if not known:
+        return dg.SkipReason(f"the published versions ({', '.join(r.key for r in refs[:5])}) are not "
+                             f"{pl_statutes.changesets.name} partitions of this instance")
+    year, week, _ = (context.scheduled_execution_time or _utcnow()).isocalendar()
+    return [dg.RunRequest(partition_key=r.key, run_key=f"revalidate:pl:{r.key}@{year}-W{week:02d}",
+                          asset_selection=[], asset_check_keys=PL_REVALIDATED_CHECKS,
+                          tags={"lexpipe/revalidation": f"{year}-W{week:02d}", "lexpipe/act": r.act_id})
+            for r in known]
 
 
 DE_REVALIDATED_CHECKS = [next(iter(c.check_keys)) for c in de_statutes.CHECKS]
@@ -589,10 +562,7 @@ def _watchers() -> list[SourceWatcher]:
     settings = get_settings()
     window = dt.timedelta(hours=settings.source_poll_window_hours)
     return [
-        *(EliActWatcher(r.family.act_id, source_key=r.family.source_key, partitions_def=r.family.versions,
-                        job=r.refresh_job, job_assets=r.refresh_assets, poll_window=window,
-                        optional_if_present={benchmarks.questions.key: benchmarks.questions_path})
-          for r in POLISH.values()),
+        EliListingWatcher(job=pl_statutes.refresh_job, poll_window=window),
         OpenLegalDataWatcher(job=de_cases.cases_job, poll_window=window),
         SaosWatcher(job=pl_cases.pl_cases_job, poll_window=window),
         GermanStatuteWatcher(job=de_statutes.de_statutes_job, poll_window=window),
@@ -616,8 +586,8 @@ def source_freshness_schedule(context: dg.ScheduleEvaluationContext):
 source_watch = build_source_sensor(WATCHERS, minimum_interval_seconds=get_settings().source_poll_interval_s,
                                    budget_s=get_settings().source_poll_budget_s)
 
-JOBS = [*(j for r in POLISH.values() for j in (r.refresh_job, r.revalidate_job)), de_revalidate_job, freshness_job]
-SCHEDULES = [*(r.schedule for r in POLISH.values()), weekly_german_revalidation_schedule, source_freshness_schedule]
+JOBS = [pl_revalidate_job, de_revalidate_job, freshness_job]
+SCHEDULES = [weekly_polish_revalidation_schedule, weekly_german_revalidation_schedule, source_freshness_schedule]
 SENSORS = [source_watch]
 
 defs = dg.Definitions(assets=SOURCE_ASSETS, asset_checks=CHECKS, jobs=JOBS, schedules=SCHEDULES, sensors=SENSORS)

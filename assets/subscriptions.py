@@ -1,19 +1,19 @@
 """Change notifications as Dagster assets: after a version is published, its webhook events.
 
-Thin bindings of :mod:`pipelines.subscriptions`. One asset per act family, partitioned exactly
-like the ``published`` asset it follows, because that is the unit a notification is about:
+Thin bindings of :mod:`pipelines.subscriptions`. One asset per jurisdiction, partitioned exactly
+like the ``published`` asset it follows (by changeset), because that is the unit a notification is about:
 
-* ``notifications/pl/<slug>`` — partitioned by ``pl_<slug>_versions`` (one partition per version,
-  as ``pl/<slug>/published``): the events of that version's publication (vs the previous one),
-  written to the outbox and delivered.
+* ``notifications/pl/statutes`` — partitioned by ``pl_changesets`` (one ELI text state of an act,
+  as ``pl/statutes/published``): the events of the publication of every act version the changeset
+  published (vs each act's previous version), written to the outbox and delivered.
 * ``notifications/de/statutes`` — partitioned by gesetze changeset, as ``de/statutes/published``:
   the events of every act version the changeset published; each subscription hears only of
   publications made after it was created, and events already in the outbox are not built again,
   so re-materializing is cheap and sends nothing twice.
 
-Why not one asset over every ``published``: partitions of different acts are different
-partition sets (dynamic per Polish act, static for German acts); an unpartitioned asset would have
-to re-derive "which version is new" on every run, and could not be backfilled for one version.
+Why not one asset over both ``published`` assets: the two jurisdictions' changesets are different
+partition sets; an unpartitioned asset would have to re-derive "which version is new" on every
+run, and could not be backfilled for one changeset.
 
 Both depend on the act's search index too: a saved-query subscription compares the query's top k
 on the previous and the new version, so the new version must be indexed. The automation
@@ -25,7 +25,7 @@ What runs them:
 
 * ``subscription_notify`` — an automation-condition sensor over these assets (off until turned on,
   like ``source_watch``): a partition of ``published`` (or the index) updated → its notifications.
-* ``<act key>_notify`` / ``de_statutes_notify`` — jobs to run or backfill them by hand.
+* ``pl_statutes_notify`` / ``de_statutes_notify`` — jobs to run or backfill them by hand.
 * ``webhook_outbox`` (sensor, on by default) → ``webhook_deliver`` (job): every minute, when a retry
   has fallen due or a crashed run left an event behind (its sender's lease expired), a run that
   delivers the outbox. On by default because nothing else comes back for those events in a Dagster
@@ -77,23 +77,35 @@ def _log(context: dg.AssetExecutionContext, report) -> None:
                      f"{report.dead_lettered} dead-lettered, {len(report.deferred)} deferred")
 
 
-def polish_notifications(fam: pl_statutes.PolishActAssets) -> dg.AssetsDefinition:
-    act = fam.act
+@dg.asset(key=["notifications", "pl", "statutes"], deps=[pl_statutes.published, pl_statutes.search_index],
+          partitions_def=pl_statutes.changesets, group_name=GROUP, kinds={"webhook"}, automation_condition=NOTIFY_WHEN,
+          description="Webhook events of every act version the Polish changeset published (vs each act's previous "
+                      "version) for every matching subscription (act, unit and descendants, saved query), written to "
+                      "the outbox and delivered, signed, with retries; see docs/subscriptions.md.")
+def polish_notifications(context: dg.AssetExecutionContext, storage: CorpusStorage,
+                         search_config: SearchConfig) -> dg.MaterializeResult:
+    from pipelines.statutes.changeset_record import published_versions
+    from pipelines.subscriptions.events import notify
 
-    @dg.asset(key=["notifications", act.jurisdiction, act.slug], deps=[fam.published, fam.search_index],
-              partitions_def=fam.versions, group_name=GROUP, kinds={"webhook"}, automation_condition=NOTIFY_WHEN,
-              description=f"Webhook events of the publication of this {act.id} version (vs the previous one) for "
-                          "every matching subscription (act, unit and descendants, saved query), written to the "
-                          "outbox and delivered, signed, with retries; see docs/subscriptions.md.")
-    def notifications(context: dg.AssetExecutionContext, storage: CorpusStorage,
-                      search_config: SearchConfig) -> dg.MaterializeResult:
-        from pipelines.subscriptions.events import notify
+    runner = _runner(storage, search_config)
+    pairs = published_versions(storage.layout, pl_statutes.JURISDICTION, context.partition_key)
+    if not pairs:  # no record (published before changesets were recorded): the act version the key names
+        ref = _key_version(storage, context.partition_key)
+        pairs = [ref] if ref is not None else []
+    reports = [notify(storage.layout, act_id, version, runner=runner) for act_id, version in pairs]
+    total = reports[0] if len(reports) == 1 else _merge_reports(reports, context.partition_key)
+    _log(context, total)
+    return _result(total)
 
-        report = notify(storage.layout, act.id, context.partition_key, runner=_runner(storage, search_config))
-        _log(context, report)
-        return _result(report)
 
-    return notifications
+def _key_version(storage: CorpusStorage, key: str) -> tuple[str, str] | None:
+    """(act, version) of a one-act changeset key when that version is published."""
+    from connectors.eli_listing import parse_changeset_key
+    from pipelines.statutes.store import CorpusStore
+
+    version, slug = parse_changeset_key(key)
+    act_id = f"{pl_statutes.JURISDICTION}:{slug}"
+    return (act_id, version) if version in CorpusStore(storage.layout).published_versions(act_id) else None
 
 
 @dg.asset(key=["notifications", "de", "statutes"],
@@ -129,14 +141,12 @@ def _merge_reports(reports: list, label: str):
                         attempts=sum(r.attempts for r in reports), seconds=sum(r.seconds for r in reports))
 
 
-POLISH: dict[str, dg.AssetsDefinition] = {act_id: polish_notifications(fam) for act_id, fam in pl_statutes.ACTS.items()}
-ASSETS = [*POLISH.values(), german_notifications]
+ASSETS = [polish_notifications, german_notifications]
 
 NOTIFY_JOBS = [
-    *(dg.define_asset_job(f"{fam.act.key}_notify", selection=dg.AssetSelection.assets(POLISH[act_id]),
-                          partitions_def=fam.versions,
-                          description=f"Webhook events of one {act_id} version's publication, delivered.")
-      for act_id, fam in pl_statutes.ACTS.items()),
+    dg.define_asset_job("pl_statutes_notify", selection=dg.AssetSelection.assets(polish_notifications),
+                        partitions_def=pl_statutes.changesets,
+                        description="Webhook events of a Polish changeset's publications, delivered."),
     dg.define_asset_job("de_statutes_notify", selection=dg.AssetSelection.assets(german_notifications),
                         partitions_def=de_statutes.changesets,
                         description="Webhook events of a gesetze changeset's publications, delivered."),

@@ -9,7 +9,8 @@ API facts used (no others assumed): ``GET {base}/acts/DU/1964/93`` returns JSON 
 ``ELI``, ``changeDate`` (last change, ISO datetime), ``textPDF``, ``status``, ``inForce``, ``title``
 and ``texts`` ([{"fileName", "type"}], type "U" = consolidated "tekst ujednolicony"). The unified
 PDF is ``{base}/acts/DU/1964/93/text/U/<fileName>``; ``{base}/acts/DU/1964/93/text.pdf`` is the
-original text, used only when there is no "U" text.
+original text, used only when there is no "U" text. The year listing ``GET {base}/acts/DU/{year}``
+and what is read from it: :mod:`connectors.eli_listing` (the discovered catalogue, the changesets).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable, Protocol, runtime_checkable
 
+from connectors.eli_listing import FrontPage, FrontPageReader, ListedAct, ListingError, listing_item, parse_listing
 from connectors.http import PoliteHttpClient
 from connectors.landing import LandedFile, RawLandingZone
 from schemas.acts import Act, registry
@@ -31,21 +33,31 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.sejm.gov.pl/eli"
 _ELI_RE = re.compile(r"^[A-Z]{2,}/\d{4}/\d+$")
 _SAMPLE_FILE_RE = re.compile(r"^(?P<stem>.+)_(?P<version>\d{4}-\d{2}-\d{2})\.pdf$")
+# an ISAP file stem names its act: D19970553Lj = Dziennik Ustaw (D; M = Monitor Polski), 1997, position 553
+_STEM_RE = re.compile(r"^(?P<pub>[DM])(?P<year>\d{4})(?P<pos>\d{4})(?P<suffix>[A-Za-z]*)$")
+_PUBLISHERS = {"D": "DU", "M": "MP"}
 _EOF_WINDOW = 1024  # %%EOF must appear this close to the end (PDF readers use the same slack)
 
 
-def eli_for_act(act_id: str) -> str:
-    """The ELI address of a registry act (``pl:kc`` → ``DU/1964/93``); KeyError for an act that
-    is unknown or not published through ELI."""
-    act = registry().get(act_id)
+def eli_for_act(act_id: str, home: Path | None = None) -> str:
+    """The ELI address of a registry act (``pl:kc`` → ``DU/1964/93``, a discovered
+    ``pl:du1997_553`` → ``DU/1997/553``) in ``home``'s registry (default ``$LEXPIPE_HOME``);
+    KeyError for an act that is unknown or not published through ELI."""
+    act = registry(home).get(act_id)
     if act.source != "eli":
         raise KeyError(f"act {act_id!r} is not an ELI act (source {act.source!r})")
     return act.address
 
 
-def act_for_eli(eli: str) -> Act | None:
+def act_for_eli(eli: str, home: Path | None = None) -> Act | None:
     """The registry act with this ELI address, or None."""
-    return registry().by_address("eli", eli)
+    return registry(home).by_address("eli", eli)
+
+
+def eli_of_stem(stem: str) -> str | None:
+    """``D19970553Lj`` → ``DU/1997/553`` (None for a stem of another shape)."""
+    m = _STEM_RE.match(stem)
+    return f"{_PUBLISHERS[m['pub']]}/{m['year']}/{int(m['pos'])}" if m else None
 
 
 # -- errors -------------------------------------------------------------------------------------
@@ -152,6 +164,10 @@ class EliSource(Protocol):
     def fetch_pdf(self, eli: str, version: str | None = None, *,
                   conditional: bool = True) -> FetchedPdf: ...
 
+    def listing(self, year: int, publisher: str = "DU") -> list[ListedAct]: ...
+
+    def listing_years(self) -> list[int]: ...
+
 
 def validate_pdf(content: bytes, url: str) -> None:
     """Reject bodies that are not a whole PDF (HTML error pages, truncated downloads)."""
@@ -213,6 +229,42 @@ class HttpEliSource:
         version = self.metadata(eli).version
         return [version] if version else []
 
+    def listing(self, year: int, publisher: str = "DU") -> list[ListedAct]:
+        """Every act of ``publisher``'s ``year`` (``GET {base}/acts/DU/{year}``). Unconditional: the
+        body is the listing (a 304 would leave nothing to compare with). When ``totalCount`` exceeds
+        the items received, the next page is asked for with ``?offset=N``; a page that brings
+        nothing new ends the walk (logged), so a server that ignores the offset costs one request."""
+        if not re.fullmatch(r"[A-Z]{2,}", publisher):
+            raise ValueError(f"not an ELI publisher like 'DU': {publisher!r}")
+        url = f"{self.base_url}/acts/{publisher}/{int(year)}"
+        items: dict[str, ListedAct] = {}
+        page_url = url
+        while True:
+            res = self.client.get(page_url, headers={"Accept": "application/json"}, conditional=False)
+            try:
+                data = json.loads(res.content)
+            except (UnicodeDecodeError, ValueError) as exc:
+                raise InvalidMetadataError(page_url, f"listing is not JSON ({exc}); "
+                                                     f"body starts with {res.content[:40]!r}") from None
+            try:
+                page, total = parse_listing(data, url=page_url)
+            except ListingError as exc:
+                raise InvalidMetadataError(page_url, str(exc).removeprefix(f"{page_url}: ")) from None
+            before = len(items)
+            items.update((i.eli, i) for i in page)
+            if len(items) >= total or not page:
+                break
+            if len(items) == before:
+                log.warning("%s: totalCount %d but %d acts listed, and offset paging brings nothing new",
+                            url, total, len(items))
+                break
+            page_url = f"{url}?offset={len(items)}"
+        return list(items.values())
+
+    def listing_years(self) -> list[int]:
+        """The live API holds every year; which ones to list is the caller's choice (the registry's)."""
+        return []
+
     def fetch_pdf(self, eli: str, version: str | None = None, *,
                   conditional: bool = True) -> FetchedPdf:
         meta = self.metadata(eli)
@@ -259,10 +311,16 @@ class SampleEliSource:
 
     ``versions`` (exact dates) and/or ``up_to`` (inclusive cursor) restrict which files are
     visible, so a test or sensor can replay history: first 2024-12-19, later 2025-11-13.
+
+    The stem names the act (``D19970553Lj`` = ``DU/1997/553``), so the folder needs no registry
+    row: :meth:`listing` serves a year listing of the held PDFs shaped like the API's, each act's
+    title and Dz. U. address read from page 1 of its newest visible PDF by ``front_page`` (the
+    parser's reading, ``pipelines.statutes.pl.front_page.read_front_page``: a connector may not
+    import the parser, so it is handed in; without it the listing is refused).
     """
 
     def __init__(self, sample_dir: Path, versions: Iterable[str] | None = None, *,
-                 up_to: str | None = None) -> None:
+                 up_to: str | None = None, front_page: FrontPageReader | None = None) -> None:
         self.folder = Path(sample_dir).resolve() / "pl" / "isap"
         if not self.folder.is_dir():
             raise FileNotFoundError(f"sample folder {self.folder} does not exist "
@@ -272,23 +330,35 @@ class SampleEliSource:
             m = _SAMPLE_FILE_RE.match(path.name)
             if m:
                 self._files.setdefault(m["stem"], {})[m["version"]] = path
+        self._stems = {eli: stem for stem in self._files if (eli := eli_of_stem(stem)) is not None}
         present = {v for by_version in self._files.values() for v in by_version}
         self.versions = frozenset(versions) if versions is not None else None
         if self.versions is not None and not self.versions <= present:
             raise ValueError(f"versions {sorted(self.versions - present)} not in {self.folder}; "
                              f"present: {sorted(present)}")
         self.up_to = date.fromisoformat(up_to).isoformat() if up_to else None
+        self.front_page = front_page
 
     def restricted(self, versions: Iterable[str] | None = None, *,
                    up_to: str | None = None) -> "SampleEliSource":
         """A copy showing other versions (handy for replaying a sensor's view over time)."""
-        return SampleEliSource(self.folder.parent.parent, versions, up_to=up_to)
+        return SampleEliSource(self.folder.parent.parent, versions, up_to=up_to, front_page=self.front_page)
+
+    def _stem(self, eli: str) -> str | None:
+        stem = self._stems.get(eli)
+        if stem is None:  # a curated row may name a stem of another shape
+            act = act_for_eli(eli)
+            stem = act.sample_stem if act is not None and act.sample_stem in self._files else None
+        return stem
 
     def _visible(self, eli: str) -> dict[str, Path]:
-        act = act_for_eli(_check_eli(eli))
-        if act is None or act.sample_stem not in self._files:
+        stem = self._stem(_check_eli(eli))
+        if stem is None:
             raise KeyError(f"no sample files for ELI {eli!r} in {self.folder}")
-        return {v: p for v, p in self._files[act.sample_stem].items()
+        return self._visible_stem(stem)
+
+    def _visible_stem(self, stem: str) -> dict[str, Path]:
+        return {v: p for v, p in self._files[stem].items()
                 if (self.versions is None or v in self.versions)
                 and (self.up_to is None or v <= self.up_to)}
 
@@ -307,15 +377,54 @@ class SampleEliSource:
         return chosen, visible[chosen]
 
     def metadata(self, eli: str, version: str | None = None) -> ActMetadata:
-        """API-shaped metadata for the latest visible version (or ``version``)."""
+        """API-shaped metadata for the latest visible version (or ``version``): a curated row's
+        fields, else what the listing reads from page 1."""
         eli = _check_eli(eli)
         chosen, path = self._pick(eli, version)
         stem = _SAMPLE_FILE_RE.match(path.name)["stem"]  # type: ignore[index]
         act = act_for_eli(eli)
-        raw = {**(sample_metadata(act) if act is not None else {"ELI": eli}),
-               "changeDate": f"{chosen}T00:00:00",
-               "texts": [{"fileName": f"{stem}.pdf", "type": "U"}]}
+        if act is not None and act.curated:
+            base = sample_metadata(act)
+        elif self.front_page is not None:
+            base = {k: v for k, v in self._item(eli, stem, chosen).items() if k != "file"}
+        else:
+            base = {"ELI": eli}
+        raw = {**base, "changeDate": f"{chosen}T00:00:00", "texts": [{"fileName": f"{stem}.pdf", "type": "U"}]}
         return ActMetadata.from_api(raw, url=path.as_uri())
+
+    def _item(self, eli: str, stem: str, newest: str) -> dict[str, Any]:
+        """The listing item of one held act: page 1 of its newest visible PDF (an older one when
+        that prints no Dz. U. address: k.p.c. 2023 is named after its t.j. entry)."""
+        assert self.front_page is not None
+        visible = self._visible_stem(stem)
+        fronts = [self.front_page(visible[v]) for v in sorted(visible, reverse=True)]
+        front = fronts[0]
+        if not front.display_address:
+            front = FrontPage(front.title, next((f.display_address for f in fronts if f.display_address), ""),
+                              front.enacted)
+        return listing_item(eli, front, newest, file=visible[newest].name)
+
+    def listing_json(self, year: int, publisher: str = "DU") -> dict[str, Any]:
+        """The API's year listing over the held PDFs with a visible version (``YearResource``)."""
+        if self.front_page is None:
+            raise ListingError(f"{self.folder.as_uri()}: the offline listing reads titles from page 1 and needs "
+                               "a page-1 reader (pipelines.statutes.pl.front_page.read_front_page)")
+        items = []
+        for eli, stem in sorted(self._stems.items(), key=lambda kv: int(kv[0].split("/")[2])):
+            pub, y, _ = eli.split("/")
+            visible = self._visible_stem(stem)
+            if pub != publisher or int(y) != int(year) or not visible:
+                continue
+            items.append(self._item(eli, stem, max(visible)))
+        return {"totalCount": len(items), "offset": 0, "count": len(items), "items": items}
+
+    def listing(self, year: int, publisher: str = "DU") -> list[ListedAct]:
+        url = f"{self.folder.as_uri()}#acts/{publisher}/{int(year)}"
+        return parse_listing(self.listing_json(year, publisher), url=url)[0]
+
+    def listing_years(self) -> list[int]:
+        """The years of the held PDFs with a visible version."""
+        return sorted({int(eli.split("/")[1]) for eli, stem in self._stems.items() if self._visible_stem(stem)})
 
     def poll_metadata(self, eli: str, *, conditional: bool = True) -> MetadataPoll:
         """Metadata of the latest visible version; never "not modified" (a folder has no ETags), so
@@ -339,13 +448,13 @@ class SampleEliSource:
 
 
 def download_act(source: EliSource, landing: RawLandingZone, eli: str, act_id: str,
-                 version: str | None = None) -> LandedFile:
+                 version: str | None = None, *, home: Path | None = None) -> LandedFile:
     """Fetch an act's PDF and land it; identical bytes are not written again (``created=False``).
 
     On HTTP 304 the already-landed file for (act_id, version) is returned; if the landing zone
     lost it (validators outlived the bytes), the PDF is fetched again unconditionally.
     """
-    reg = registry()
+    reg = registry(home)
     known = reg.get(act_id) if act_id in reg else None
     if known is not None and known.address != _check_eli(eli):
         raise ValueError(f"act {act_id!r} is ELI {known.address!r}, not {eli!r}")
@@ -367,11 +476,13 @@ def download_act(source: EliSource, landing: RawLandingZone, eli: str, act_id: s
     return landed
 
 
-def eli_source_from_settings(settings: Any, landing_root: Path | None = None) -> EliSource:
-    """``settings.offline`` → sample files; otherwise the live API with a polite client whose
-    validator cache lives at ``<landing_root>/http_cache.json`` (``Layout.raw``)."""
+def eli_source_from_settings(settings: Any, landing_root: Path | None = None, *,
+                             front_page: FrontPageReader | None = None) -> EliSource:
+    """``settings.offline`` → sample files (``front_page``: the page-1 reader its listing needs);
+    otherwise the live API with a polite client whose validator cache lives at
+    ``<landing_root>/http_cache.json`` (``Layout.raw``)."""
     if settings.offline:
-        return SampleEliSource(settings.sample_dir)
+        return SampleEliSource(settings.sample_dir, front_page=front_page)
     cache = (Path(landing_root) / "http_cache.json") if landing_root is not None else None
     client = PoliteHttpClient.from_settings(settings, cache_path=cache)
     return HttpEliSource(client, settings.eli_base_url)

@@ -65,6 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipelines.statutes.store import CorpusStore
     from core.layout import Layout
 
+    _discover_polish(args)  # the ELI listing into the home's catalogue: the registry holds every listed act
     try:
         acts, cases = _selected(args)
     except KeyError as exc:
@@ -101,6 +102,30 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_benchmarks and benchmarked:
         ok &= _run_benchmarks(settings, args, console, benchmarked)
     return 0 if ok else 1
+
+
+def _discover_polish(args: argparse.Namespace) -> None:
+    """Polish acts come from the ELI listing (offline: the held PDFs), not only from acts.toml; a
+    listing that cannot be read is reported and the registry's acts run as they are."""
+    from lexpipe.runner import discover_polish_acts
+
+    names = [a.strip() for raw in (args.acts or []) for a in raw.split(",") if a.strip()]
+    jurisdictions = [j.strip() for raw in (args.jurisdiction or []) for j in raw.split(",") if j.strip()]
+    if (names or jurisdictions) and "pl" not in jurisdictions and not any(n.startswith("pl:") for n in names):
+        return
+    try:
+        update = discover_polish_acts(_settings(args))
+    except Exception as exc:  # noqa: BLE001 — discovery is an addition, never a reason not to run
+        print(f"lexpipe run: the ELI listing could not be read ({type(exc).__name__}: {exc}); "
+              "running the acts the registry already holds", file=sys.stderr)
+        return
+    from schemas.acts import registry
+
+    reg = registry(update.catalogue.path.parent.parent if update.catalogue.path else None)
+    new = [a.id for eli in update.added if (a := reg.by_address("eli", eli)) is not None and not a.curated]
+    if new:
+        print(f"lexpipe run: {len(new)} act(s) discovered in the ELI listing without a curated row: "
+              f"{', '.join(new[:10])}", file=sys.stderr)
 
 
 def _failure(r) -> str:

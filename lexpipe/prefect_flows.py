@@ -199,12 +199,35 @@ class RefreshFailed(RuntimeError):
         self.report = report
 
 
+def _eli_source(settings: Settings, layout: Layout):
+    from pipelines.statutes.pl.front_page import read_front_page  # the offline listing reads page 1
+
+    return eli_source_from_settings(settings, layout.raw, front_page=read_front_page)
+
+
+@task(name="discover", cache_policy=NO_CACHE, retry_condition_fn=_transient_download_error)
+def discover(home: str, act_id: str) -> list[str]:
+    """The ELI listing into the home's catalogue when ``act_id`` is not in the home's registry yet
+    (an act discovered from the listing, ``pl:du1997_553``); the ELI addresses new to it."""
+    from connectors.eli_listing import update_catalogue
+    from schemas.acts import registry
+
+    settings = _settings(home)
+    layout = Layout(settings.home)
+    if act_id in registry(layout.home):
+        return []
+    source = _eli_source(settings, layout)
+    years = sorted({*source.listing_years(), *(int(a.address.split("/")[1])
+                                               for a in registry(layout.home).of_source("eli"))})
+    return update_catalogue(layout.home, source, years).added
+
+
 @task(name="list-versions", cache_policy=NO_CACHE, retry_condition_fn=_transient_download_error)
 def list_versions(home: str, act_id: str) -> list[str]:
     """The text-state versions the ELI source offers (the live API: only its current one)."""
     settings = _settings(home)
-    source = eli_source_from_settings(settings, Layout(settings.home).raw)
-    return source.available_versions(eli_for_act(act_id))
+    layout = Layout(settings.home)
+    return _eli_source(settings, layout).available_versions(eli_for_act(act_id, layout.home))
 
 
 @task(name="download", cache_policy=NO_CACHE, retry_condition_fn=_transient_download_error)
@@ -212,8 +235,8 @@ def download(home: str, act_id: str, version: str) -> Landed:
     """Fetch the act's PDF for ``version`` into the immutable raw zone (identical bytes are kept once)."""
     settings = _settings(home)
     layout = Layout(settings.home)
-    landed = download_act(eli_source_from_settings(settings, layout.raw), RawLandingZone.from_layout(layout),
-                          eli_for_act(act_id), act_id, version)
+    landed = download_act(_eli_source(settings, layout), RawLandingZone.from_layout(layout),
+                          eli_for_act(act_id, layout.home), act_id, version, home=layout.home)
     get_run_logger().info(f"{act_id} {version}: {'landed' if landed.created else 'already landed'} "
                           f"{landed.sha256[:12]} ({landed.size:,} bytes) from {landed.source_url}")
     return Landed(landed.version, landed.sha256, str(landed.path), landed.source_url, landed.size, landed.created)
@@ -366,12 +389,48 @@ def webhook_outbox(home: str | None = None) -> dict:
 # ----------------------------------------------------------------------------------------------
 # corpus refresh flow
 
+# the flow's step → the changeset record's quarantine reason (pipelines/statutes/changeset_record.py)
+_REASONS = {"download": "source_missing", "parse": "parse_error", "validate articles": "articles_check",
+            "chunk": "crash", "validate chunks": "chunks_check", "diff": "diff_error", "publish": "publish_error"}
+
+
+def _changeset_record(layout: Layout, act_id: str, version: str):
+    """The ``pl_changesets`` record of (act, version) — the one Dagster's ``pl/statutes`` assets write
+    (``corpus/pl/.changesets/<version>_<slug>.json``), started afresh: both orchestrators leave the
+    same account of what happened to a version."""
+    from connectors.eli_listing import polish_changeset
+    from pipelines.statutes.changeset_record import load_record
+    from schemas.acts import registry
+
+    act = registry(layout.home).get(act_id)
+    change = "modified" if CorpusStore(layout).published_versions(act_id) else "added"
+    record = load_record(layout, polish_changeset(act.id, act.address, version, change=change, title=act.title,
+                                                  gazette=act.display_address))
+    record.outcomes.pop(act_id, None)
+    record.state = "in_progress"
+    return record
+
+
+def _settle(layout: Layout, record, act_id: str, version: str, outcome: str, reason: str = "",
+            message: str = "") -> None:
+    import datetime as dt
+
+    from pipelines.statutes.changeset_record import ActOutcome, save_record
+
+    record.outcomes[act_id] = ActOutcome(act_id, version, outcome, reason, message[:2000])
+    if all(m.act_id in record.outcomes for m in record.changeset.members):
+        record.state = "applied"
+        record.finished_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    save_record(layout, record)
+
 
 @flow(name="corpus-refresh", persist_result=False, validate_parameters=True)
 def corpus_refresh(versions: list[str] | None = None, home: str | None = None, index_versions: bool = True,
                    act_id: str = EXAM_ACT) -> RefreshReport:
-    """One Polish registry act (``act_id``): download → parse → validate → chunk → validate → diff → publish → index
-    → notify (webhook subscribers), oldest version first.
+    """One Polish act of the home's registry (``act_id``: a curated row, or an act the ELI listing
+    discovered — the listing is read first when the registry does not hold it): download → parse →
+    validate → chunk → validate → diff → publish → index → notify (webhook subscribers), oldest
+    version first. Each version's outcome goes to its ``pl_changesets`` record, as in Dagster.
 
     Stops at the first version that fails (its diff and checks would otherwise be judged against
     the wrong predecessor) and raises ``RefreshFailed`` naming the version, the step and the source
@@ -383,12 +442,14 @@ def corpus_refresh(versions: list[str] | None = None, home: str | None = None, i
     storage = results_dir(layout)
     retrying = {"retries": settings.prefect_task_retries, "retry_delay_seconds": retry_delays(settings),
                 "retry_jitter_factor": 0.2}
+    discover.with_options(**retrying)(home_s, act_id)
     wanted = sorted(versions) if versions else list_versions.with_options(**retrying)(home_s, act_id)
     results = [VersionResult(v) for v in wanted]
     store = CorpusStore(layout)
     for res in results:
         v = res.version
         step, source = "download", None
+        record = _changeset_record(layout, act_id, v)
         try:
             landed = download.with_options(**retrying)(home_s, act_id, v)
             res.sha256, source, step = landed.sha256, landed.source_url, "parse"
@@ -413,6 +474,7 @@ def corpus_refresh(versions: list[str] | None = None, home: str | None = None, i
             step = "publish"
             publish(home_s, act_id, v)
             res.status = "published"
+            _settle(layout, record, act_id, v, "published")
             if index_versions:
                 step = "index"
                 res.indexed = index.with_options(**retrying)(home_s, act_id, v)
@@ -424,6 +486,8 @@ def corpus_refresh(versions: list[str] | None = None, home: str | None = None, i
                 logger.warning(f"{act_id} {v}: notifying subscribers failed: {notified.message}")
         except Exception as exc:  # noqa: BLE001 — reported with the step and source, then re-raised
             res.status, res.error = f"failed: {step}", f"{type(exc).__name__}: {exc}"
+            if record.outcomes.get(act_id) is None:  # not published: the version is kept out, with its reason
+                _settle(layout, record, act_id, v, "quarantined", _REASONS.get(step, "crash"), f"{source or v}: {exc}")
             report = RefreshReport(results, store.current_version(act_id), store.published_versions(act_id))
             message = (f"{act_id} {v}: {step} failed"
                        + (f" for {source}" if source and source not in str(exc) else "") + f": {exc}"

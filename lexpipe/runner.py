@@ -42,32 +42,70 @@ class PartitionRun:
     error: str | None = None
 
 
+def discover_polish_acts(settings: Settings, *, resources: dict | None = None):
+    """The ELI listing (offline: the held PDFs) into the home's ``catalogue/eli.json``, so the
+    registry holds every listed act before acts are chosen (``connectors.eli_listing``)."""
+    from assets import pl_statutes
+    from assets.resources import default_resources
+
+    resources = resources or default_resources(settings)
+    layout = resources["storage"].layout
+    return pl_statutes.discover(layout, resources["eli"].source(layout.raw))
+
+
 def run_corpus(settings: Settings, *, act_id: str = "pl:kc", versions: list[str] | None = None,
                instance: dg.DagsterInstance | None = None, resources: dict | None = None, progress=None,
                log_level: str = "INFO", index: bool = True) -> list[PartitionRun]:
-    """Every version the ELI source offers of one Polish registry act (or ``versions``), oldest
-    first, through the act's main job (or corpus job without ``index``)."""
+    """Every version the ELI source offers of one Polish act of the home's registry (a curated row
+    or an act the ELI listing discovered), or ``versions``, oldest first: each its ``pl_changesets``
+    partition (``<version>_<slug>``) through ``pl_statutes_refresh`` (without ``index``: all but
+    the search index). A version is a success when its changeset's record says it is published (or
+    unchanged); a quarantined one reports the record's reason."""
     from assets import pl_statutes
     from assets.definitions import build_definitions
     from assets.resources import default_resources
     from connectors.eli import eli_for_act
 
-    fam = pl_statutes.family(act_id)
     resources = resources or default_resources(settings)
     defs = build_definitions(resources)
     instance = instance or dg.DagsterInstance.get()
-    source = resources["eli"].source(resources["storage"].layout.raw)
-    wanted = versions or source.available_versions(eli_for_act(act_id))
-    instance.add_dynamic_partitions(fam.versions.name, wanted)
-    job = defs.resolve_job_def((fam.main_job if index else fam.corpus_job).name)
+    layout = resources["storage"].layout
+    source = resources["eli"].source(layout.raw)
+    wanted = versions or source.available_versions(eli_for_act(act_id, layout.home))
+    refs = pl_statutes.changeset_keys(layout, act_id, wanted)
+    instance.add_dynamic_partitions(pl_statutes.changesets.name, [r.key for r in refs])
+    job = defs.resolve_job_def(pl_statutes.refresh_job.name)
+    selection = None if index else [a.key for a in pl_statutes.CORPUS_ASSETS]
     runs = []
-    for v in sorted(wanted):
+    for ref in refs:
         if progress:
-            progress(f"{act_id} {v}: raw → articles → checks → chunks → diff → publish" + (" → index" if index else ""))
-        result, failed_checks, skipped, err, seconds = _execute(job, log_level, partition_key=v, instance=instance)
-        runs.append(PartitionRun(v, result.success and not failed_checks, seconds,
-                                 failed_checks, skipped, err))
+            progress(f"{act_id} {ref.version} ({ref.key}): raw → articles → checks → chunks → diff → publish"
+                     + (" → index" if index else ""))
+        result, failed_checks, skipped, err, seconds = _execute(job, log_level, partition_key=ref.key,
+                                                                instance=instance, asset_selection=selection)
+        outcome = _polish_outcome(layout, ref)
+        ok = result.success and not failed_checks and outcome in ("published", "unchanged")
+        if not ok and err is None and not failed_checks and outcome is not None:
+            err = outcome
+        runs.append(PartitionRun(ref.version, ok, seconds, failed_checks, skipped, err))
     return runs
+
+
+def _polish_outcome(layout, ref) -> str | None:
+    """What the changeset's record says of the act: "published", "unchanged", or
+    "quarantined (<reason>): <message>"; None without a record."""
+    import json
+
+    path = layout.changesets("pl") / f"{ref.key}.json"
+    if not path.exists():
+        return None
+    outcomes = {o["act_id"]: o for o in json.loads(path.read_text(encoding="utf-8")).get("outcomes", [])}
+    o = outcomes.get(ref.act_id)
+    if o is None:
+        return None
+    if o["outcome"] == "quarantined":
+        return f"quarantined ({o['reason']}): {o['message']}"
+    return o["outcome"]
 
 
 def run_german_statutes(settings: Settings, *, act_ids: list[str], instance: dg.DagsterInstance | None = None,
@@ -190,7 +228,8 @@ def run_benchmarks(settings: Settings, *, act_id: str = "pl:kc", versions: list[
     serving = store.current_version(act_id)
     if not wanted:
         return []
-    instance.add_dynamic_partitions(bench.versions.name, wanted)
+    # an act's benchmark partitions are its pl_changesets keys ("2025-11-13_kc"), which the corpus run added
+    instance.add_dynamic_partitions(bench.versions.name, [bench.key(v) for v in wanted])
     job = defs.resolve_job_def(bench.job.name)
     runs: list[BenchmarkRun] = []
     for i, v in enumerate(wanted):
@@ -200,7 +239,7 @@ def run_benchmarks(settings: Settings, *, act_id: str = "pl:kc", versions: list[
             progress(f"benchmarks {act_id} {v}: " + " → ".join(steps))
         keys = [benchmarks.questions.key if s == "questions" else getattr(bench, s).key for s in steps]
         result, failed_checks, skipped, err, seconds = _execute(
-            job, log_level, partition_key=v, instance=instance, asset_selection=keys)
+            job, log_level, partition_key=bench.key(v), instance=instance, asset_selection=keys)
         blocking = [c for c in failed_checks if c.startswith("benchmark_questions_valid")]
         runs.append(BenchmarkRun(v, steps, result.success and not blocking, seconds,
                                  failed_checks, skipped, err, result.run_id, act_id))
@@ -217,7 +256,9 @@ def _run_answers(defs, instance, act_id: str, version: str, log_level: str, prog
 
     if progress:
         progress(f"answers {act_id} {version}: every exam question citing it answered and scored")
+    bench = answers.ANSWERS[act_id].bench
     result, failed_checks, skipped, err, seconds = _execute(
-        defs.resolve_job_def(answers.ANSWERS[act_id].job.name), log_level, partition_key=version, instance=instance)
+        defs.resolve_job_def(answers.ANSWERS[act_id].job.name), log_level, partition_key=bench.key(version),
+        instance=instance)
     return BenchmarkRun(version, ["answers"], result.success, seconds, failed_checks, skipped,
                         err, result.run_id, act_id)

@@ -1,41 +1,59 @@
-"""What `lexpipe ui` loads: one Definitions with the act's assets, blocking checks and job."""
+"""What `lexpipe ui` loads: one Definitions with the Polish statutes as one group partitioned by
+changeset, their blocking checks and jobs, and everything else."""
 
 import dagster as dg
+import pytest
 
 from assets.definitions import defs
 
-POLISH = ("kc", "kpc", "kp", "kk")  # the registry's Polish codes
+POLISH = ("kc", "kpc", "kp", "kk")  # the curated Polish codes: each has a benchmark family
+STEPS = ("raw_pdf", "articles", "chunks", "diff", "published", "search_index")
 
 
 def test_definitions_load_like_the_ui_does():
     dg.Definitions.validate_loadable(defs)
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    per_act = {f"{p}/{a}/{n}" for a in POLISH for p, n in (
-        *(("pl", n) for n in ("raw_pdf", "articles", "chunks", "diff", "published", "search_index")),
-        *(("benchmarks/pl", n) for n in ("staleness", "retrieval_eval", "answers")))}
-    assert keys == per_act | {f"sources/pl_{a}_eli" for a in POLISH} | {"benchmarks/questions", "sources/de_openlegaldata", "sources/de_statutes", "sources/pl_saos", "cases/openlegaldata", "cases/chunks",
-                    "cases/search_index", "cases/citation_counts", "de/statutes/published",
-                    "de/statutes/search_index"} | {
-                    f"cases/pl/{n}" for n in ("saos", "chunks", "search_index", "citation_links", "cited_by")} | {
-                    *(f"notifications/pl/{a}" for a in POLISH), "notifications/de/statutes"}
+    # the Polish statutes: one group of six steps whatever the catalogue holds (no asset per act)
+    polish = {f"pl/statutes/{n}" for n in STEPS}
+    benchmarks = {f"benchmarks/pl/{a}/{n}" for a in POLISH for n in ("staleness", "retrieval_eval", "answers")}
+    assert keys == polish | benchmarks | {
+        "benchmarks/questions", "sources/pl_eli", "sources/de_openlegaldata", "sources/de_gesetze", "sources/pl_saos",
+        "cases/openlegaldata", "cases/chunks", "cases/search_index", "cases/citation_counts", "de/statutes/published",
+        "de/statutes/search_index", "index/representations/de", "index/representations/pl"} | {
+        f"cases/pl/{n}" for n in ("saos", "chunks", "search_index", "citation_links", "cited_by")} | {
+        "notifications/pl/statutes", "notifications/de/statutes"}
+    assert not any(k.startswith(("pl/kc/", "pl/kk/", "sources/pl_kc")) for k in keys)  # the per-act families are gone
+    assert {graph.get(dg.AssetKey(["pl", "statutes", n])).group_name for n in STEPS} == {"pl_statutes"}
+    assert {graph.get(dg.AssetKey(["pl", "statutes", n])).partitions_def.name for n in STEPS} == {"pl_changesets"}
     checks = {(c.asset_key.to_user_string(), c.name) for c in graph.asset_check_keys}
-    assert checks == {c for a in POLISH for c in (
-        (f"pl/{a}/articles", "articles_valid"), (f"pl/{a}/chunks", "chunks_valid"),
-        (f"benchmarks/pl/{a}/retrieval_eval", "retrieval_no_regression"), (f"sources/pl_{a}_eli", "polled_within_window"))} | {
-                      ("benchmarks/questions", "benchmark_questions_valid"),
-                      ("sources/de_openlegaldata", "polled_within_window"),
-                      ("sources/de_statutes", "polled_within_window"),
-                      ("sources/pl_saos", "polled_within_window"),
-                      ("cases/openlegaldata", "quarantine_contract"), ("cases/chunks", "case_chunks_valid"),
-                      ("de/statutes/published", "german_served_valid"),
-                      ("cases/pl/saos", "saos_quarantine_contract"), ("cases/pl/chunks", "pl_case_chunks_valid"),
-                      ("cases/pl/citation_links", "pl_citation_links_resolved")}
-    published = graph.get(dg.AssetKey(["pl", "kc", "published"]))
-    assert {k.to_user_string() for k in published.parent_keys} == {"pl/kc/articles", "pl/kc/chunks", "pl/kc/diff"}
-    assert defs.resolve_job_def("pl_kc_corpus").partitions_def.name == "pl_kc_versions"
-    index = graph.get(dg.AssetKey(["pl", "kc", "search_index"]))
-    assert {k.to_user_string() for k in index.parent_keys} == {"pl/kc/published"}
+    assert checks == {(f"benchmarks/pl/{a}/retrieval_eval", "retrieval_no_regression") for a in POLISH} | {
+        ("pl/statutes/articles", "articles_valid"), ("pl/statutes/chunks", "chunks_valid"),
+        ("benchmarks/questions", "benchmark_questions_valid"),
+        ("sources/pl_eli", "polled_within_window"), ("sources/de_gesetze", "polled_within_window"),
+        ("sources/de_openlegaldata", "polled_within_window"), ("sources/pl_saos", "polled_within_window"),
+        ("cases/openlegaldata", "quarantine_contract"), ("cases/chunks", "case_chunks_valid"),
+        ("de/statutes/published", "de_changeset_valid"),
+        ("cases/pl/saos", "saos_quarantine_contract"), ("cases/pl/chunks", "pl_case_chunks_valid"),
+        ("cases/pl/citation_links", "pl_citation_links_resolved")}
+    specs = {s.key: s for cd in defs.asset_checks or [] for s in cd.check_specs}
+    assert all(specs[dg.AssetCheckKey(dg.AssetKey(["pl", "statutes", a]), n)].blocking
+               for a, n in (("articles", "articles_valid"), ("chunks", "chunks_valid")))
+    parents = {n: {k.to_user_string() for k in graph.get(dg.AssetKey(["pl", "statutes", n])).parent_keys}
+               for n in STEPS}
+    assert parents == {"raw_pdf": {"sources/pl_eli"}, "articles": {"pl/statutes/raw_pdf"},
+                       "chunks": {"pl/statutes/articles"}, "diff": {"pl/statutes/articles"},
+                       "published": {"pl/statutes/articles", "pl/statutes/chunks", "pl/statutes/diff"},
+                       "search_index": {"pl/statutes/published"}}
+    job = defs.resolve_job_def("pl_statutes_refresh")
+    assert job.partitions_def.name == "pl_changesets" and job.tags["lexpipe/source"] == "eli"
+    assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == polish
+    assert graph.get(dg.AssetKey(["pl", "statutes", "search_index"])).pools == {"index"}
+    assert defs.resolve_job_def("pl_statutes_notify").partitions_def.name == "pl_changesets"
+    assert defs.resolve_job_def("pl_statutes_revalidate").partitions_def.name == "pl_changesets"
+    for gone in ("pl_kc_corpus", "pl_kc_corpus_and_index", "pl_kc_refresh", "pl_kc_notify", "pl_kc_revalidate"):
+        with pytest.raises(Exception):
+            defs.resolve_job_def(gone)
 
 
 def test_polish_case_law_group_lineage_checks_and_schedule():
@@ -56,19 +74,23 @@ def test_benchmark_job_schedule_and_lineage():
     graph = defs.resolve_asset_graph()
     parents = {k: {p.to_user_string() for p in graph.get(dg.AssetKey(k.split("/"))).parent_keys}
                for k in ("benchmarks/pl/kp/staleness", "benchmarks/pl/kp/retrieval_eval", "benchmarks/pl/kp/answers")}
-    assert parents == {"benchmarks/pl/kp/staleness": {"benchmarks/questions", "pl/kp/articles", "pl/kp/diff"},
+    assert parents == {"benchmarks/pl/kp/staleness": {"benchmarks/questions", "pl/statutes/articles",
+                                                      "pl/statutes/diff"},
                        "benchmarks/pl/kp/retrieval_eval": {"benchmarks/questions", "benchmarks/pl/kp/staleness",
-                                                           "pl/kp/search_index"},
+                                                           "pl/statutes/search_index"},
                        "benchmarks/pl/kp/answers": {"benchmarks/questions", "benchmarks/pl/kp/staleness",
-                                                    "pl/kp/search_index"}}
-    for a in POLISH:  # each act's benchmark follows that act's versions
-        assert graph.get(dg.AssetKey(["benchmarks", "pl", a, "staleness"])).partitions_def.name == f"pl_{a}_versions"
+                                                    "pl/statutes/search_index"}}
+    staleness = dg.AssetKey(["benchmarks", "pl", "kp", "staleness"])
+    mapping = graph.get_partition_mapping(staleness, dg.AssetKey(["pl", "statutes", "articles"]))
+    assert isinstance(mapping, dg.IdentityPartitionMapping)  # "2025-12-10_kp" reads that pl_changesets partition
+    for a in POLISH:  # each act's benchmark follows that act's changesets (a subset of pl_changesets)
+        assert graph.get(dg.AssetKey(["benchmarks", "pl", a, "staleness"])).partitions_def.name == f"pl_{a}_changesets"
     assert graph.get(dg.AssetKey(["benchmarks", "questions"])).partitions_def is None
     specs = {s.key.name: s for cd in defs.asset_checks or [] for s in cd.check_specs}
     assert specs["benchmark_questions_valid"].blocking and not specs["retrieval_no_regression"].blocking
     for a in POLISH:
         job = defs.resolve_job_def(f"benchmark_nightly_pl_{a}")
-        assert job.partitions_def.name == f"pl_{a}_versions"
+        assert job.partitions_def.name == f"pl_{a}_changesets"
         schedule = defs.resolve_schedule_def(f"benchmark_nightly_pl_{a}_schedule")
         assert (schedule.cron_schedule, schedule.job_name) == ("0 2 * * *", f"benchmark_nightly_pl_{a}")
         answers = defs.resolve_schedule_def(f"answers_nightly_pl_{a}_schedule")

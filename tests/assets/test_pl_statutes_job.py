@@ -70,17 +70,34 @@ def test_main_job_publishes_both_versions(full_run):
     assert changed == ["385^5", "556^4", "556^5", "647^1", "709^11", "709^13", "709^2"]
     assert sorted(r["number"] for r in diff if r["change"] == "editorial") == ["166", "613", "859^4"]
     assert "709^2" in (vdir / f"diff_from_{OLD}.md").read_text()
-    # metadata the UI shows
-    mat = instance.get_latest_materialization_event(dg.AssetKey(["pl", "kc", "articles"]))
+    # one pl_changesets partition per text state: "<version>_<slug>"
+    assert sorted(instance.get_dynamic_partitions("pl_changesets")) == [f"{OLD}_kc", f"{NEW}_kc"]
+    # metadata the UI shows, on the pl/statutes/* assets of the changeset's partition
+    mat = instance.get_latest_materialization_event(dg.AssetKey(["pl", "statutes", "articles"]))
     md = mat.asset_materialization.metadata
+    assert mat.dagster_event.partition == f"{NEW}_kc"
     assert md["article_count"].value == 1296 and md["pages"].value in (235, 242)
+    assert (md["act_id"].value, md["version"].value, md["changeset"].value) == ("pl:kc", NEW, f"{NEW}_kc")
     index_md = instance.get_latest_materialization_event(
-        dg.AssetKey(["pl", "kc", "search_index"])).asset_materialization.metadata
+        dg.AssetKey(["pl", "statutes", "search_index"])).asset_materialization.metadata
     assert index_md["documents"].value == 2094 and index_md["serving_version"].value == NEW
     assert 0 < index_md["embedded_chunks"].value < 30  # the refresh re-embedded only changed chunks
+    published = instance.get_latest_materialization_event(
+        dg.AssetKey(["pl", "statutes", "published"])).asset_materialization.metadata
+    assert (published["state"].value, published["acts_published"].value, published["acts_quarantined"].value) == (
+        "applied", 1, 0)
     checks = instance.event_log_storage.get_latest_asset_check_execution_by_key(
-        [dg.AssetCheckKey(dg.AssetKey(["pl", "kc", "articles"]), "articles_valid")])
+        [dg.AssetCheckKey(dg.AssetKey(["pl", "statutes", "articles"]), "articles_valid")])
     assert checks
+    # the changeset's record: what happened to each act of it
+    for v in (OLD, NEW):
+        rec = json.loads((layout.changesets("pl") / f"{v}_kc.json").read_text())
+        assert rec["state"] == "applied" and rec["counts"]["published"] == 1
+        assert rec["changeset"]["members"][0] | {"path": ""} == {"act_id": "pl:kc", "address": "DU/1964/93",
+                                                                  "change": "added" if v == OLD else "modified",
+                                                                  "version": v, "path": ""}
+        (o,) = rec["outcomes"]
+        assert (o["act_id"], o["outcome"], o["units"]) == ("pl:kc", "published", 1296)
 
 
 def test_rerun_with_unchanged_input_does_no_parsing(full_run, sample_dir):
@@ -88,8 +105,10 @@ def test_rerun_with_unchanged_input_does_no_parsing(full_run, sample_dir):
     before = (Layout(home).version_dir("pl:kc", NEW) / "articles.parquet").stat().st_mtime_ns
     runs = run_corpus(_settings(home, sample_dir), instance=instance)
     assert all(r.success for r in runs)
-    mat = instance.get_latest_materialization_event(dg.AssetKey(["pl", "kc", "articles"]))
+    mat = instance.get_latest_materialization_event(dg.AssetKey(["pl", "statutes", "articles"]))
     assert mat.asset_materialization.metadata["reused_previous_parse"].value is True
+    rec = json.loads((Layout(home).changesets("pl") / f"{NEW}_kc.json").read_text())
+    assert rec["state"] == "applied" and rec["outcomes"][0]["outcome"] == "unchanged"  # same bytes, same parser
     assert (Layout(home).version_dir("pl:kc", NEW) / "articles.parquet").stat().st_mtime_ns == before
     raw = list((home / "raw" / "sha256").rglob("*.pdf"))
     assert len(raw) == 2  # identical bytes landed once
@@ -138,6 +157,12 @@ def test_bad_pdf_leaves_last_good_version_served(case, published_old, sample_dir
     assert layout.current_file("pl:kc").read_text() == current_before
     assert {p.name: p.read_bytes() for p in old_dir.iterdir()} == before
     assert not layout.version_dir("pl:kc", NEW).exists()
+    # the changeset's record quarantines the version with its reason (the last good one serves)
+    rec = json.loads((layout.changesets("pl") / f"{NEW}_kc.json").read_text())
+    (o,) = rec["outcomes"]
+    assert (o["outcome"], o["reason"]) == ("quarantined", "source_missing" if case in BAD_INPUTS and case != "empty_pdf"
+                                           else "parse_error"), o
+    assert expect in o["message"] and rec["state"] == "applied"
 
 
 def test_failed_check_blocks_publishing(published_old, sample_dir, tmp_path):
@@ -154,3 +179,5 @@ def test_failed_check_blocks_publishing(published_old, sample_dir, tmp_path):
     assert any("articles_valid" in c and "row_count" in c for c in new.failed_checks), new.failed_checks
     assert json.loads(layout.current_file("pl:kc").read_text())["version"] == OLD
     assert not layout.version_dir("pl:kc", NEW).exists()
+    (o,) = json.loads((layout.changesets("pl") / f"{NEW}_kc.json").read_text())["outcomes"]
+    assert (o["outcome"], o["reason"]) == ("quarantined", "articles_check") and "row_count" in o["message"]

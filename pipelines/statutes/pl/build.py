@@ -19,7 +19,7 @@ from core.layout import Layout
 from pipelines.chunking import build_chunks
 from pipelines.statutes.store import CorpusStore
 from pipelines.pdf_lines import PdfReadError
-from pipelines.statutes.pl.parser import PARSER_VERSION, StatuteParseError, act_spec, parse_statute
+from pipelines.statutes.pl.parser import PARSER_VERSION, ActSpec, StatuteParseError, parse_statute
 from pipelines.statutes.publish import publish_version
 from pipelines.statutes.pl.tables import acts_table, articles_table, nodes_table
 from pipelines.statutes.diff import diff_markdown, diff_versions
@@ -86,7 +86,7 @@ def parse_step(layout: Layout, *, act_id: str, version: str, pdf_path: Path, sou
         acts = store.read(act_id, version, "acts").to_pylist()[0]
         return ParseOutcome(act_id, version, built, acts["article_count"], acts["pages"], 0.0, True,
                             source_sha256, m.get("stats", {}))
-    spec = act_spec(act_id)  # the registry row: a PDF of another act is refused
+    spec = act_spec_of(layout, act_id, pdf_path)  # the registry's act: a PDF of another act is refused
     t0 = time.perf_counter()
     store.discard_staging(act_id, version)  # never mix files of two different sources
     try:
@@ -110,6 +110,23 @@ def parse_step(layout: Layout, *, act_id: str, version: str, pdf_path: Path, sou
     store.stage_json(act_id, version, "parse.json", {**key, "stats": stats, "parse_seconds": round(seconds, 3)})
     return ParseOutcome(act_id, version, store.staging(act_id, version), articles.num_rows, parsed.pages,
                         seconds, False, source_sha256, stats)
+
+
+def act_spec_of(layout: Layout, act_id: str, pdf_path: Path) -> ActSpec:
+    """The parser's spec of ``act_id`` in the home's registry (curated rows and the acts discovered
+    into ``layout.home``'s catalogue). An act without a curated row has no one to say how it
+    numbers paragraphs: the PDF says (:func:`~pipelines.statutes.pl.front_page.paragraph_unit`)."""
+    from dataclasses import replace
+
+    from schemas.acts import registry
+
+    act = registry(layout.home).get(act_id)
+    spec = ActSpec.of(act)
+    if not act.curated:
+        from pipelines.statutes.pl.front_page import paragraph_unit
+
+        spec = replace(spec, paragraph_unit=paragraph_unit(pdf_path))
+    return spec
 
 
 def _refuse_cut_first_version(store: CorpusStore, parsed, pdf_path: Path) -> None:
