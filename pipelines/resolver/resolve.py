@@ -5,6 +5,13 @@ text, does the corpus hold that unit at that date, and what does it say. Each un
 (:mod:`pipelines.resolver.matches`); the citation gets the least exact of its units'. Ids are compared
 whole — no prefix, no fuzzy number matching — so ``§ 823`` never resolves to ``§ 1823``. A citation
 that names no act is never given one: the held acts that have such a unit are listed as candidates.
+A citation that names an act — held or not, by short form, name, date or address — carries that act
+(:class:`CitedAct`: title, date, address from the registry and the table of known acts,
+:mod:`pipelines.citations.act_catalogue`); one of an act the corpus does not hold is ``act_not_held``,
+never a candidate list of the held codes (``art. 27 ustawy o prawach konsumenta`` is not the k.c.'s
+art. 27). A range is listed in the act's own order at the date (:class:`CitedRange`); one that runs
+backwards or covers more than :data:`MAX_RANGE` units keeps its two ends, marked
+``range_backwards`` / ``range_too_long``, never two ``exact`` units.
 
 Speed: extraction is regex scanning (both extractors together well under a millisecond per kB);
 lookups are dictionary hits in the per-(act, version) indexes the reader caches, memoised per call by
