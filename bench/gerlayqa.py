@@ -39,6 +39,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.layout import Layout  # noqa: E402
@@ -88,6 +90,11 @@ def main() -> None:
                     help="fit the first variant on all dev questions and save the model (the shipped file)")
     ap.add_argument("--latency", type=int, default=0, metavar="N",
                     help="warm p50/p95 of the shipped hybrid (backend.search with the --fit/shipped model) on N questions")
+    ap.add_argument("--knn", action="store_true",
+                    help="also the nearest-question leg (GerLayQA questions of the other folds, BM25) and the "
+                         "product's kNN fusion over the first variant's hybrid, nested out of fold")
+    ap.add_argument("--fit-knn", default=None, metavar="FILE",
+                    help="fit the kNN fusion on all dev questions (the shipped models/knn_fusion_de.json)")
     ap.add_argument("--heading-study", type=int, default=0, metavar="N",
                     help="only: bm25 on a seeded sample of N questions over chunks indexed with each heading mode")
     args = ap.parse_args()
@@ -116,6 +123,7 @@ def main() -> None:
     golds_all = [[r.article_id for r in q.gold_refs if statuses.get(r.article_id) == "in_force"] for q in questions]
     keep = [i for i, g in enumerate(golds_all) if g]
     questions = [questions[i] for i in keep]
+    args._questions = [q.question for q in questions]
     golds = [golds_all[i] for i in keep]
     qids = [q.question_id for q in questions]
     folds = assign_folds(qids, args.folds, args.seed)
@@ -139,7 +147,7 @@ def main() -> None:
                      progress=lambda d, m: print(f"\rembedding chunks {d}/{m}", end="", file=sys.stderr, flush=True))
     print(f"index {ACT} {args.version}: {rep.documents} chunks ({encoder.id}; embedded {rep.embedded}, "
           f"cached {rep.cached}); analyser {backend.analyzer.id}")
-    table = backend.state(ACT)["versions"][args.version]["table"]
+    table = backend.table_of(ACT, args.version)
     backend.section_context(table)  # IDF and § map once, outside the timings
 
     for leg in legs:
@@ -188,6 +196,9 @@ def main() -> None:
         w = dict(zip(models[0].features, [round(x, 2) for x in models[0].weights]))
         print(row("**section fusion + prior (CV)**", " + ".join(variant), metrics(ranked, golds), n)
               + f" fold-0 weights {w} ({time.perf_counter() - t0:.0f}s)")
+
+    if args.knn or args.fit_knn:
+        knn_study(args, layout, cands, golds, folds, qids, variants[0], len(in_force), encoder, backend)
 
     model_path = None
     if args.fit:
@@ -244,6 +255,89 @@ def main() -> None:
               f"stolen by the hypervisor {steal:.0%} (/proc/stat)")
 
 
+def knn_study(args, layout, cands, golds, folds, qids, variant, vocabulary, encoder, backend) -> None:
+    """The nearest-question leg and the product's kNN fusion (``lay_search.GermanKnn``), out of fold.
+
+    For test fold f: the hybrid (section fusion + prior) that ranks fold f is fitted without f; the kNN
+    leg of a fold-f question reads the questions of the other folds only. The kNN fusion's weights
+    for fold f are fitted on the other folds' questions, each of fold g ranked by a section fusion
+    fitted without f and g and with neighbours outside f and g (nested: no label of fold f reaches
+    anything that ranks it). ``--fit-knn``: the hybrid rankings of every question out of fold, the
+    neighbours outside its own fold, one model over all — the shipped file."""
+    from pipelines.retrieval.article_fusion import KNN_FEATURES, KnnFusion, knn_features
+    from pipelines.retrieval.representations.build import build_representations
+    from pipelines.retrieval.representations.search import bm25_knn
+    from pipelines.retrieval.representations.store import RepresentationIndex
+    from pipelines.retrieval.section_fusion import fit_listwise, fit_section_fusion
+
+    report = build_representations(layout, Path(args.sample_dir), lang="de")
+    index = RepresentationIndex.open(layout.home, "de")
+    print(f"GerLayQA store: {report.rows} (question, §) rows ({report.seconds:.1f} s)")
+    pos_of = {q: i for i, q in enumerate(qids)}
+    row_fold = np.array([folds[pos_of[r.split(':', 1)[1]]] if r.split(':', 1)[1] in pos_of else -1
+                         for r in index.rep_ids])
+    tokens = [backend.analyzer.analyze(drop) for drop in (_drop(q) for q in args._questions)]
+    n = len(golds)
+
+    def knn_of(i: int, out_folds: set[int]) -> list[tuple[str, float]]:
+        return bm25_knn(index, tokens[i], exclude=np.isin(row_fold, list(out_folds)))
+
+    def hybrid_model(out: set[int]):
+        keep = [i for i in range(n) if folds[i] not in out]
+        return fit_section_fusion([cands[i] for i in keep], [golds[i] for i in keep], [folds[i] for i in keep],
+                                  legs=variant, vocabulary=vocabulary, leg_articles=LEG_ARTICLES)
+
+    fold_ids = sorted(set(folds))
+    hybrid_oof: dict[int, list[tuple[str, float]]] = {}
+    knn_oof: dict[int, list[tuple[str, float]]] = {}
+    fused_oof: dict[int, list[str]] = {}
+    for f in fold_ids:
+        test = [i for i in range(n) if folds[i] == f]
+        model_f = hybrid_model({f})
+        for i in test:
+            hybrid_oof[i] = model_f.rank(cands[i])[:LEG_ARTICLES]
+            knn_oof[i] = knn_of(i, {f})
+        groups = []
+        for g in fold_ids:
+            if g == f:
+                continue
+            model_fg = hybrid_model({f, g})
+            for i in (i for i in range(n) if folds[i] == g):
+                order, x = knn_features({"hybrid": model_fg.rank(cands[i])[:LEG_ARTICLES], "knn": knn_of(i, {f, g})})
+                gold = set(golds[i])
+                groups.append((x, np.array([a in gold for a in order])))
+        w, mean, std = fit_listwise(groups)
+        model = KnnFusion(w.tolist(), mean.tolist(), std.tolist(), list(KNN_FEATURES))
+        for i in test:
+            fused_oof[i] = [a for a, _ in model.rank({"hybrid": hybrid_oof[i], "knn": knn_oof[i]})]
+        print(f"  fold {f}: kNN fusion weights {dict(zip(KNN_FEATURES, [round(x, 2) for x in w]))}", flush=True)
+    order = range(n)
+    print(row("kNN leg alone (questions of the other folds, BM25, k 100, power 2)", "question without stop words",
+              metrics([[a for a, _ in knn_oof[i]] for i in order], golds), n))
+    print(row("hybrid (section fusion + prior), OOF", " + ".join(variant),
+              metrics([[a for a, _ in hybrid_oof[i]] for i in order], golds), n))
+    print(row("**hybrid + kNN fusion (the product), nested OOF**", " + ".join(variant) + " + knn",
+              metrics([fused_oof[i] for i in order], golds), n))
+    if args.fit_knn:
+        groups = []
+        for i in order:
+            o, x = knn_features({"hybrid": hybrid_oof[i], "knn": knn_oof[i]})
+            groups.append((x, np.array([a in set(golds[i]) for a in o])))
+        w, mean, std = fit_listwise(groups)
+        KnnFusion(w.tolist(), mean.tolist(), std.tolist(), list(KNN_FEATURES),
+                  {"trained_on": "GerLayQA bgb_dev.json, all folds (hybrid rankings out of fold, neighbours outside "
+                                 "each question's own fold)", "hybrid_legs": list(variant), "encoder": encoder.id,
+                   "folds": args.folds, "seed": args.seed, "trained_at": time.strftime("%Y-%m-%d"),
+                   "command": "bench/gerlayqa.py --fit-knn"}).save(args.fit_knn)
+        print(f"fitted the kNN fusion on all {n} questions -> {args.fit_knn}")
+
+
+def _drop(question: str) -> str:
+    from pipelines.retrieval.long_query import drop_stopwords
+
+    return drop_stopwords(question, "de")
+
+
 def cpu_times() -> list[int]:
     """The aggregate ``cpu`` line of /proc/stat (user nice system idle iowait irq softirq steal …)."""
     try:
@@ -289,7 +383,7 @@ def heading_study(args) -> None:
         vecs = enc.encode_passages(["x"] * chunks.num_rows)
         be = EmbeddedBackend(Path(args.home) / "index" / f"heading-study-{mode}", encoder=enc, analyzer=get_analyzer("de"))
         be.build(ACT, args.version, chunks, vecs)
-        table = be.state(ACT)["versions"][args.version]["table"]
+        table = be.table_of(ACT, args.version)
         ranks = [[h.article_id for h in collapse_to_articles(be.bm25(table, q, filters, args.k * 3), args.k)]
                  for q, _ in sample]
         m = metrics(ranks, [g for _, g in sample])

@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 DATA = Path(__file__).resolve().parent / "data"
-REP_LEGS = ("rep_bm25", "rep_dense", "rep_knn")
+REP_LEGS = ("rep_bm25", "rep_dense", "rep_knn", "article_dense")
 
 
 def load(split: str) -> list[dict]:
@@ -77,7 +77,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", required=True, help="LEXPIPE_HOME holding the indexed acts")
     ap.add_argument("--split", choices=("dev", "test"), default="dev")
-    ap.add_argument("--retrievers", default="bm25,dense,hybrid_backend,rep_bm25,rep_dense,rep_knn,hybrid")
+    ap.add_argument("--retrievers", default="bm25,dense,hybrid_backend,rep_bm25,rep_dense,rep_knn,article_dense,hybrid")
     ap.add_argument("--filters", default="none", help="none (no act filter, the product default), act (the gold's act)")
     ap.add_argument("--k", type=int, default=10)
     args = ap.parse_args()
@@ -172,8 +172,7 @@ def assess(service, questions, pages, ooc, args) -> None:
     for q in ooc:
         page = service.search(q["question"], k=args.k, retriever="hybrid")
         flagged_out.append("out_of_corpus" in page.flags)
-        named.append(any(a["id"].endswith(":" + q["governing_act"]) or a["id"] == q["governing_act"]
-                         for a in page.outside_acts))
+        named.append(any(a["id"] == q["governing_act"] for a in page.outside_acts))
         if page.confidence is not None:
             conf.append(page.confidence)
             top_ok.append(0.0)

@@ -69,6 +69,9 @@ def main() -> int:
     ap.add_argument("--misses", action="store_true", help="list the questions whose gold article is not ranked first")
     ap.add_argument("--no-rerank", action="store_true", help="hybrid by z-score fusion even when a trained reranker exists")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    ap.add_argument("--backend-only", action="store_true",
+                    help="hybrid without the search service's last stage (lay_search: representation legs and "
+                         "article fusion), as before issue 25")
     args = ap.parse_args()
 
     from pipelines.retrieval.encoders import get_encoder
@@ -79,7 +82,7 @@ def main() -> int:
     encoder = get_encoder(args.encoder)
     backend = open_embedded_backend(layout, encoder=encoder, rerank=not args.no_rerank)
     backend.cross_act = args.cross_act
-    service = SearchService(backend)
+    service = SearchService(backend, home=None if args.backend_only else layout.home)
     acts = [a for a in backend.acts() if a.startswith("pl:")]
     serving: dict[str, set[str]] = {}
     for act in acts:
@@ -98,7 +101,8 @@ def main() -> int:
           f"({', '.join(f'{a} {n}' for a, n in sorted(per_act.items()))}); {left_out} left out "
           f"(gold article not in the serving version); versions "
           f"{', '.join(f'{a} {backend.serving_version(a)}' for a in acts)}; encoder {encoder.id}; hybrid = "
-          f"{'trained reranker' if backend.reranker else backend.hybrid.method + ' fusion'}; cross-act {backend.cross_act}")
+          f"{'trained reranker' if backend.reranker else backend.hybrid.method + ' fusion'}; cross-act {backend.cross_act}; "
+          f"last stage {'on' if service.lay_stage('pl') is not None else 'off'}")
     header = (f"{'retriever':9} {'mode':6} {'query':5} {'act':7} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6} "
               f"{'MRR':>6} {'p50 ms':>7} {'p95 ms':>7}")
     print(header)

@@ -30,7 +30,7 @@ import numpy as np
 from pipelines.linear_model import StandardisedLinearModel
 
 POOL_LEGS = ("hybrid", "dense", "bm25")  # the backend's rankings: every candidate comes from one of them
-REP_LEGS = ("rep_bm25", "rep_dense", "rep_knn")
+REP_LEGS = ("rep_bm25", "rep_dense", "rep_knn", "article_dense")
 LEGS = (*POOL_LEGS, *REP_LEGS)
 QUESTION_LEGS = POOL_LEGS  # log-rank × question flag
 DEPTH = 100  # articles per ranking

@@ -81,6 +81,8 @@ class PolishLaySearch:
         acts = request.filters.act_ids or None
         legs = rep_legs(self.index, self.analyzer.analyze(request.query), vec, acts=acts)
         rankings.update(rep_bm25=legs.rep_bm25, rep_dense=legs.rep_dense, rep_knn=legs.rep_knn)
+        # the candidates' whole-article vectors (mean of their chunks): a ranking of the pool only
+        rankings["article_dense"] = self.index.article_scores(vec, list(hits)) if vec is not None else []
         return rankings, hits, vec
 
     def search(self, backend, request: SearchRequest, *, named_held: bool = False) -> tuple[list[Hit], Assessment]:

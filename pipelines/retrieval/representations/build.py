@@ -58,6 +58,34 @@ def held_articles(layout: Layout, acts: Sequence[str]) -> dict[str, dict[str, st
     return out
 
 
+def article_vectors(layout: Layout, acts: Sequence[str], cache) -> tuple[list[str], np.ndarray]:
+    """One unit vector per article of each act's newest published version: the mean of its chunks'
+    vectors, read from the embedding cache the index step filled (no encoding here); articles whose
+    chunks are not in the cache are left out."""
+    from pipelines.statutes.store import CorpusStore
+
+    store = CorpusStore(layout)
+    ids: list[str] = []
+    vecs: list[np.ndarray] = []
+    for act in acts:
+        versions = store.published_versions(act)
+        if not versions:
+            continue
+        chunks = store.read(act, versions[-1], "chunks").select(["article_id", "content_hash"])
+        hashes = chunks["content_hash"].to_pylist()
+        found = cache.get_many(hashes)
+        by_article: dict[str, list[np.ndarray]] = {}
+        for aid, h in zip(chunks["article_id"].to_pylist(), hashes):
+            if h in found:
+                v = np.asarray(found[h], dtype=np.float32)
+                by_article.setdefault(aid, []).append(v / (np.linalg.norm(v) or 1.0))
+        for aid, vs in by_article.items():
+            m = np.mean(vs, axis=0)
+            ids.append(aid)
+            vecs.append(m / (np.linalg.norm(m) or 1.0))
+    return ids, (np.stack(vecs) if vecs else np.zeros((0, 0), np.float32))
+
+
 def cache_key(text: str) -> str:
     return hashlib.sha256((CACHE_PREFIX + text).encode("utf-8")).hexdigest()
 
@@ -128,6 +156,13 @@ def build_representations(layout: Layout, sample_dir: Path, *, lang: str = "pl",
                          f"{counts['citations']} citations of held articles, {counts['kept']} sentences kept")
         else:
             notes.append(f"no SAOS pages under {pl / 'saos'}")
+    # the same question in several sources (an exam question is also an LQAD question) counts once
+    unique: dict[tuple[str, str | None, str | None], S.Representation] = {}
+    for r in reps:
+        unique.setdefault((r.text.lower(), r.article_id, r.act_id), r)
+    if len(unique) < len(reps):
+        notes.append(f"{len(reps) - len(unique)} rows repeated in another source were kept once")
+    reps = list(unique.values())
     # an article that no held version has (a typo in an answer key, a repealed number) is dropped
     known = {aid for arts in articles.values() for aid in arts}
     dropped = sum(1 for r in reps if r.article_id is not None and r.article_id not in known)
@@ -148,7 +183,9 @@ def build_representations(layout: Layout, sample_dir: Path, *, lang: str = "pl",
                 "excluded_saos_pages": sorted(S.EVALUATION_SAOS_PAGES),
                 "built_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "notes": notes}
     rows = [{**r.to_dict(), "tokens": tok} for r, tok in zip(reps, tokens)]
-    path = write_store(layout.home, lang, rows, vectors, manifest)
+    art_ids, art_vecs = article_vectors(layout, held, cache)
+    manifest["article_vectors"] = len(art_ids)
+    path = write_store(layout.home, lang, rows, vectors, manifest, (art_ids, art_vecs))
     return BuildReport(lang, len(rows), per_kind, embedded, cached, time.perf_counter() - t0, notes, path)
 
 

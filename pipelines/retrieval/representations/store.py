@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from pipelines.retrieval.memory_bm25 import MemoryBM25
 
 FILE = "representations.parquet"
+ARTICLES = "article_vectors.parquet"  # one unit vector per held article: the mean of its chunks' vectors
 MANIFEST = "manifest.json"
 
 
@@ -47,9 +48,10 @@ def schema(dim: int) -> pa.Schema:
     ])
 
 
-def write_store(home: Path, lang: str, rows: Sequence[dict], vectors: np.ndarray | None, manifest: dict) -> Path:
+def write_store(home: Path, lang: str, rows: Sequence[dict], vectors: np.ndarray | None, manifest: dict,
+                article_vectors: tuple[list[str], np.ndarray] | None = None) -> Path:
     """Write the store atomically: a staging directory, then one rename over ``current``
-    (``vectors`` None: a BM25-only store)."""
+    (``vectors`` None: a BM25-only store; ``article_vectors``: (article ids, unit vectors))."""
     if vectors is not None and len(rows) != len(vectors):
         raise ValueError(f"{len(rows)} representations but {len(vectors)} vectors")
     root = store_dir(home, lang)
@@ -66,6 +68,12 @@ def write_store(home: Path, lang: str, rows: Sequence[dict], vectors: np.ndarray
             arrays["vector"] = pa.FixedSizeListArray.from_arrays(flat, dim)
         table = pa.table(arrays, schema=schema(dim))
         pq.write_table(table, stage / FILE)
+        if article_vectors is not None and len(article_vectors[0]):
+            ids, av = article_vectors
+            flat_a = pa.array(np.asarray(av, dtype=np.float32).ravel(), type=pa.float32())
+            pq.write_table(pa.table({"article_id": pa.array(ids, pa.string()),
+                                     "vector": pa.FixedSizeListArray.from_arrays(flat_a, int(av.shape[1]))}),
+                           stage / ARTICLES)
         (stage / MANIFEST).write_text(json.dumps({**manifest, "rows": len(rows), "dim": dim}, indent=1,
                                                  ensure_ascii=False) + "\n", encoding="utf-8")
         current = root / "current"
@@ -97,6 +105,8 @@ class RepresentationIndex:
     tokens: list[str]
     vectors: np.ndarray | None  # unit rows, float32; None in a BM25-only store
     manifest: dict = field(default_factory=dict)
+    article_pos: dict[str, int] = field(default_factory=dict)  # article id → row of ``article_vectors``
+    article_vectors: np.ndarray | None = None  # unit mean chunk vector per held article
     _bm25: MemoryBM25 | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -111,10 +121,16 @@ class RepresentationIndex:
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
             vecs = vecs / np.where(norms == 0, 1.0, norms)
         manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8")) if (path / MANIFEST).exists() else {}
+        pos, avecs = {}, None
+        if (path / ARTICLES).exists():
+            a = pq.read_table(path / ARTICLES)
+            pos = {aid: i for i, aid in enumerate(a["article_id"].to_pylist())}
+            avecs = a["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(a.num_rows, -1)
+            avecs = avecs.astype(np.float32)
         return cls(t["rep_id"].to_pylist(), np.asarray(t["kind"].to_pylist(), dtype=object),
                    np.asarray(t["article_id"].to_pylist(), dtype=object), np.asarray(t["act_id"].to_pylist(), dtype=object),
                    np.asarray([y if y is not None else -1 for y in t["year"].to_pylist()]), t["text"].to_pylist(),
-                   t["tokens"].to_pylist(), vecs, manifest)
+                   t["tokens"].to_pylist(), vecs, manifest, pos, avecs)
 
     @classmethod
     def open(cls, home: Path, lang: str) -> "RepresentationIndex | None":
@@ -152,6 +168,19 @@ class RepresentationIndex:
         q = np.asarray(query_vector, dtype=np.float32)
         q = q / (np.linalg.norm(q) or 1.0)
         return np.einsum("ij,j->i", self.vectors, q)  # no BLAS thread pool (see table_context.exact_dense)
+
+    def article_scores(self, query_vector: np.ndarray, articles: Sequence[str]) -> list[tuple[str, float]]:
+        """Cosine of the query to each of ``articles``' mean chunk vector, best first (articles
+        without a vector left out): a whole-article view the paragraph-level dense leg lacks."""
+        if self.article_vectors is None:
+            return []
+        known = [a for a in articles if a in self.article_pos]
+        if not known:
+            return []
+        q = np.asarray(query_vector, dtype=np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        s = np.einsum("ij,j->i", self.article_vectors[[self.article_pos[a] for a in known]], q)
+        return [(known[i], float(s[i])) for i in np.argsort(-s, kind="stable")]
 
     def best_per_article(self, scores: np.ndarray, mask: np.ndarray, k: int) -> list[tuple[str, float]]:
         """(article, its best row score) for the ``k`` best articles among the rows of ``mask`` with

@@ -48,7 +48,8 @@ def home(tmp_path_factory) -> Layout:
         "chunk_id": [f"pl:kc:art:{n}#0" for n in nums], "article_id": [f"pl:kc:art:{n}" for n in nums],
         "act_id": ["pl:kc"] * len(nums), "version": [dt.date(2025, 11, 13)] * len(nums),
         "heading_path": [f"Art. {n}" for n in nums], "text": list(TEXTS.values()),
-        "status": ["in_force"] * len(nums), "content_hash": nums})
+        "status": ["in_force"] * len(nums), "content_hash": nums, "chunk_index": [0] * len(nums),
+        "chunk_count": [1] * len(nums), "token_count": [len(t.split()) for t in TEXTS.values()]})
     enc = HashingEncoder()
     EmbeddedBackend(index_root(layout), encoder=enc, analyzer=get_analyzer("pl")).build(
         "pl:kc", "2025-11-13", chunks, enc.encode_passages(list(TEXTS.values())))
