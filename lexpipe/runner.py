@@ -108,31 +108,188 @@ def _polish_outcome(layout, ref) -> str | None:
     return o["outcome"]
 
 
-def run_german_statutes(settings: Settings, *, act_ids: list[str], instance: dg.DagsterInstance | None = None,
-                        resources: dict | None = None, progress=None, log_level: str = "INFO",
-                        index: bool = True) -> list[PartitionRun]:
-    """The ``de_statutes_refresh`` job, one partition (act) at a time: every text state of the act
-    parsed, validated, diffed and published, then (with ``index``) its served version indexed.
-    ``PartitionRun.version`` holds the act id here."""
+@dataclass
+class ChangesetRun:
+    """One changeset's run: the record's counts and what Dagster said."""
+    key: str
+    kind: str
+    gazette: str
+    acts: int
+    success: bool
+    seconds: float
+    counts: dict
+    reasons: dict
+    diff: dict
+    failed_checks: list[str]
+    skipped: list[str]
+    error: str | None = None
+    index: dict | None = None
+
+
+def run_changeset(settings: Settings, key: str, *, acts: list[str] | None = None, index: bool = True,
+                  instance: dg.DagsterInstance | None = None, resources: dict | None = None, defs=None,
+                  log_level: str = "INFO", tags: dict | None = None) -> ChangesetRun:
+    """One ``de_changesets`` partition through ``de_statutes_refresh`` (with ``index``: its search
+    index too), in process; ``acts`` restricts it to some acts of the changeset."""
+    import json
+
     from assets import de_statutes
     from assets.definitions import build_definitions
     from assets.resources import default_resources
+    from core.layout import Layout
+
+    resources = resources or default_resources(settings)
+    defs = defs or build_definitions(resources)
+    instance = instance or dg.DagsterInstance.get()
+    instance.add_dynamic_partitions(de_statutes.changesets.name, [key])
+    job = defs.resolve_job_def(de_statutes.de_statutes_job.name)
+    selection = None if index else [de_statutes.german_published.key]
+    config = {"ops": {"de__statutes__published": {"config": {"acts": list(acts or [])}}}}
+    t0 = time.perf_counter()
+    result = job.execute_in_process(raise_on_error=False, partition_key=key, instance=instance,
+                                    asset_selection=selection, tags=tags or {},
+                                    run_config={**config, "loggers": {"console": {"config": {"log_level": log_level}}}})
+    failed_checks, skipped, err = _outcome(result)
+    path = Layout(Path(resources["storage"].home)).changesets(de_statutes.JURISDICTION) / f"{key}.json"
+    rec = json.loads(path.read_text()) if path.exists() else {}
+    cs = rec.get("changeset", {})
+    index_md = None
+    for e in result.all_events:
+        if e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key == de_statutes.german_search_index.key:
+            index_md = {k: getattr(v, "value", v) for k, v in e.step_materialization_data.materialization.metadata.items()}
+    blocking = [e for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
+                and not e.asset_check_evaluation_data.passed
+                and e.asset_check_evaluation_data.severity == dg.AssetCheckSeverity.ERROR]
+    return ChangesetRun(key, cs.get("kind", "?"), cs.get("gazette", ""), len(cs.get("members", [])),
+                        result.success and not blocking, time.perf_counter() - t0,
+                        rec.get("counts", {}), rec.get("reasons", {}), rec.get("diff", {}), failed_checks, skipped, err,
+                        index_md)
+
+
+def run_german_changesets(settings: Settings, *, acts: list[str] | None = None, until: str | None = None,
+                          index: bool = True, instance: dg.DagsterInstance | None = None,
+                          resources: dict | None = None, progress=None, log_level: str = "INFO") -> list[ChangesetRun]:
+    """Every changeset the gesetze source offers that is not applied yet, oldest first (``until``:
+    stop after this key, or "import" for the initial import), each through ``de_statutes_refresh``;
+    ``acts``: only the changesets touching these acts, built for these acts only."""
+    from assets.definitions import build_definitions
+    from assets.resources import default_resources
+    from core.layout import Layout
+    from pipelines.statutes.changeset_record import ChangesetRecord, load_record
 
     resources = resources or default_resources(settings)
     defs = build_definitions(resources)
     instance = instance or dg.DagsterInstance.get()
-    job = defs.resolve_job_def(de_statutes.de_statutes_job.name)
-    slugs = {act_id: slug for slug, act_id in de_statutes.ACTS.items()}
+    layout = Layout(Path(resources["storage"].home))
+    source = resources["gesetze"].source(layout)
     runs = []
-    for act_id in act_ids:
-        if progress:
-            progress(f"{act_id}: every text state → parse → checks → chunks → diff → publish" + (" → index" if index else ""))
-        result, failed_checks, skipped, err, seconds = _execute(
-            job, log_level, partition_key=slugs[act_id], instance=instance,
-            asset_selection=None if index else [de_statutes.german_statute_versions.key])
-        runs.append(PartitionRun(act_id, result.success and not failed_checks, seconds,
-                                 failed_checks, skipped, err))
+    for cs in source.changesets():
+        if not cs.members:
+            continue
+        wanted = [m.act_id for m in cs.members if acts is None or m.act_id in acts]
+        rec: ChangesetRecord = load_record(layout, cs)
+        if wanted and (rec.applied or all(a in rec.outcomes for a in wanted)):
+            wanted = []
+        if wanted:
+            if progress:
+                progress(f"{cs.key} {cs.kind} {cs.gazette or cs.title}: {len(wanted)} act(s) → parse → checks → chunks "
+                         f"→ diff → publish" + (" → index" if index else ""))
+            run = run_changeset(settings, cs.key, acts=wanted if acts is not None else None, index=index,
+                                instance=instance, resources=resources, defs=defs, log_level=log_level)
+            runs.append(run)
+            if not run.success:
+                break
+        if until is not None and (cs.key == until or (until == "import" and cs.kind == "import")):
+            break
     return runs
+
+
+def run_replay(settings: Settings, *, steps: int = 0, report: Path | None = None, index: bool = True,
+               notify: bool = True, instance: dg.DagsterInstance | None = None, resources: dict | None = None,
+               progress=None, log_level: str = "WARNING") -> list[ChangesetRun]:
+    """The gesetze history replayed through the ``source_watch`` sensor, in process: each tick
+    moves the replay cursor (``LEXPIPE_GESETZE_REPLAY``) once the last offered commit is applied;
+    the run requests the sensor makes for the gesetze source are executed (``de_statutes_refresh``,
+    then the changeset's webhook notifications), one per commit. ``steps``: stop after that many
+    commits (0: at the end of the history). ``report``: one JSON line per commit (the record's
+    counts, timings, index rows, notification events)."""
+    import json
+
+    from assets import de_statutes
+    from assets.definitions import build_definitions
+    from assets.resources import default_resources
+    from core.layout import Layout
+
+    resources = resources or default_resources(settings)
+    if not resources["gesetze"].replay:
+        resources = {**resources, "gesetze": resources["gesetze"].model_copy(update={"replay": True})}
+    defs = build_definitions(resources)
+    instance = instance or dg.DagsterInstance.get()
+    sensor = defs.get_sensor_def("source_watch")
+    layout = Layout(Path(resources["storage"].home))
+    cursor_file = layout.source_state("gesetze") / "replay_sensor_cursor.json"
+    cursor = json.loads(cursor_file.read_text())["cursor"] if cursor_file.exists() else None
+    runs: list[ChangesetRun] = []
+    idle = 0
+    while not steps or len(runs) < steps:
+        with dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources,
+                                     definitions=defs) as ctx:
+            result = sensor(ctx)
+        cursor = result.cursor
+        from core.atomic import atomic_write_json
+
+        atomic_write_json(cursor_file, {"cursor": cursor})
+        requests = [r for r in (result.run_requests or []) if r.job_name == de_statutes.de_statutes_job.name]
+        if not requests:
+            idle += 1
+            if idle >= 2:  # the cursor is at the end and everything offered is applied
+                break
+            continue
+        idle = 0
+        for req in requests:
+            if steps and len(runs) >= steps:
+                break
+            if progress:
+                progress(f"{req.partition_key}: {req.tags.get('lexpipe/changeset_kind')} "
+                         f"{req.tags.get('lexpipe/gazette', '')} — {req.tags.get('lexpipe/acts')} act(s)")
+            pub_log = layout.home / "corpus" / ".publications.jsonl"
+            log_from = _lines(pub_log)
+            run = run_changeset(settings, req.partition_key, index=index, instance=instance, resources=resources,
+                                defs=defs, log_level=log_level, tags=dict(req.tags))
+            log_to = _lines(pub_log)
+            events = _notify_changeset(defs, instance, req.partition_key, log_level) if notify and run.success else {}
+            runs.append(run)
+            if report is not None:
+                report.parent.mkdir(parents=True, exist_ok=True)
+                with report.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"key": run.key, "kind": run.kind, "gazette": run.gazette, "acts": run.acts,
+                                         "success": run.success, "seconds": round(run.seconds, 3),
+                                         "counts": run.counts, "reasons": run.reasons, "diff": run.diff,
+                                         "index": run.index, "notifications": events,
+                                         "publications_log": [log_from, log_to]}, default=str) + "\n")
+            if not run.success:
+                return runs
+    return runs
+
+
+def _lines(path: Path) -> int:
+    """Lines of a file (0 when it does not exist): where a run's publications start in the log."""
+    if not path.exists():
+        return 0
+    with path.open("rb") as fh:
+        return sum(1 for _ in fh)
+
+
+def _notify_changeset(defs, instance, key: str, log_level: str) -> dict:
+    """The changeset's webhook notifications (``de_statutes_notify``), in process: their metadata."""
+    job = defs.resolve_job_def("de_statutes_notify")
+    result = job.execute_in_process(raise_on_error=False, partition_key=key, instance=instance,
+                                    run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+    for e in result.all_events:
+        if e.event_type_value == "ASSET_MATERIALIZATION":
+            md = e.step_materialization_data.materialization.metadata
+            return {k: getattr(v, "value", v) for k, v in md.items()}
+    return {"error": _outcome(result)[2]}
 
 
 def run_cases(settings: Settings, *, instance: dg.DagsterInstance | None = None, resources: dict | None = None,

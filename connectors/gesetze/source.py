@@ -25,6 +25,7 @@ from core.layout import Layout
 from schemas.catalogue import Catalogue, CatalogueEntry, load_catalogue, save_catalogue
 
 SOURCE = "gesetze"
+_HISTORY: dict[tuple[str, str], list[Changeset]] = {}
 
 
 class ReplayError(RuntimeError):
@@ -48,11 +49,12 @@ class GesetzeSource:
         """The source of ``layout``'s home over the configured repository (``LEXPIPE_GESETZE_*``);
         ``sync`` clones or fetches it first (a new clone is always made)."""
         own = GesetzeSettings()
+        url = overrides.pop("url", None)
         opts = {"branch": own.branch, "replay": own.replay, "replay_start": own.replay_start,
                 "replay_step": own.replay_step, "until": own.until, **overrides}
         state = layout.source_state(SOURCE)
-        url = overrides.pop("url", None) or default_url(settings) if settings is not None else (own.url or "")
-        opts.pop("url", None)
+        if not url:
+            url = default_url(settings) if settings is not None else (own.url or "")
         src = cls(GitRepo(state / "repo"), state, url, **opts)
         if sync or not src.repo.is_repo():
             src.sync()
@@ -70,8 +72,15 @@ class GesetzeSource:
 
     def history(self) -> list[Changeset]:
         """Every changeset of the repository's first-parent line, oldest first (all of it, whatever
-        the replay cursor)."""
-        cs = to_changesets(commit_records(self.repo, self.head(), self.state / "history.json"))
+        the replay cursor). Memoised per process and head commit: a sensor tick and a run read it
+        several times (~1 s to rebuild from the cache file for the 169 commits of the bundle)."""
+        head = self.head()
+        key = (str(self.state), head)
+        cs = _HISTORY.get(key)
+        if cs is None:
+            cs = to_changesets(commit_records(self.repo, head, self.state / "history.json"))
+            _HISTORY.clear()
+            _HISTORY[key] = cs
         return cs[: self.until + 1] if self.until >= 0 else cs
 
     def import_seq(self, history: list[Changeset] | None = None) -> int:

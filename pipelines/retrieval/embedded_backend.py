@@ -1,11 +1,24 @@
-"""The embedded (laptop) search backend: LanceDB tables on disk, one per act version.
+"""The embedded (laptop) search backend: statutes in one index per language, case law in LanceDB.
 
-Why one table per version plus a pointer file: a refresh builds the new version's table completely
-(rows, BM25 index, count check) before ``serving.json`` is replaced atomically, so a reader in a
-loop sees the old table or the new one, never a half-loaded one; older versions stay queryable
-(``as_of``) until pruned. BM25 runs on our own analysed tokens (LanceDB's tokenizer has no Polish
-stemmer), dense search on normalised vectors (cosine), hybrid in our code (the trained reranker
-when one is loaded, else ``fusion.fuse``).
+Statutes: every act and version of a language in one index (:mod:`pipelines.retrieval.language_index`,
+``index/embedded/statutes_<lang>``): rows carried across versions, one generation switch per
+publication (readers see the old generation or the new one, never half a changeset), every
+published version queryable (``as_of``, ``version``). Why not one table per act version any more
+(issue 24): at 6,636 German acts that is thousands of tables, and a search over the jurisdiction
+would open them all. A search resolves each act's version (current, as of a date, exact) and then:
+
+* small scopes (up to :data:`IN_MEMORY_MAX_ROWS` visible rows: the Polish codes, a German search
+  named to a few acts) are materialised once per (generation, act, version) as a *view*, named
+  ``view:<generation>:<act>@<version>``, and searched exactly as a table of that version was — the
+  same rows in the version's chunk order, the same in-memory BM25, dense, gAIus, reranker and
+  German section fusion — so every ranking and figure of the per-version tables holds;
+* large scopes (an unfiltered German search over every act) are searched over the whole index:
+  BM25 over its postings with the visibility mask, dense over the rows that have vectors (the
+  backfill adds them), fused (:meth:`EmbeddedBackend.language_search`).
+
+Case-law collections (``pl:cases``, ``de:cases``: one table each, rebuilt per sync) stay LanceDB
+tables with a pointer file per collection (``serving/<act>.json``), BM25 on our own analysed
+tokens (LanceDB's tokenizer has no Polish stemmer), dense on normalised vectors (cosine).
 """
 
 from __future__ import annotations
@@ -46,6 +59,8 @@ _SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing 
 LEG_NAMES = ("bm25", "dense", "gaius")
 IN_MEMORY_MAX_ROWS = 50_000  # dense and full-text legs score tables up to this size in memory (exact)
 UNION = "|"  # joins the table names of a union "table" (several acts searched as one corpus)
+VIEW = "view:"  # a statute act version materialised from the language index: view:<generation>:<act>@<version>
+PER_ACT_MAX = 24  # more acts than this, and more rows than IN_MEMORY_MAX_ROWS: search the language index whole
 
 
 def _sql_in(column: str, values: Sequence[str]) -> str:
@@ -53,6 +68,28 @@ def _sql_in(column: str, values: Sequence[str]) -> str:
         if not _SAFE.match(v):
             raise SearchError(f"invalid {column} value {v!r}")
     return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class _SnapshotIdf:
+    """``long_query.CorpusIdf``'s interface over a language index snapshot (its BM25 document
+    frequencies), for the key-term reduction of long questions in the large scope."""
+
+    def __init__(self, snap):
+        self.scorer = snap.scorer("terms")
+
+    def idf(self, term: str) -> float | None:
+        import math
+
+        from pipelines.retrieval.language_index.hashing import hash_strings
+
+        df = self.scorer._postings(int(hash_strings([term])[0]))[2]
+        return None if not df else math.log((self.scorer.n + 1) / df)
+
+
+def _rrf(lp) -> HybridConfig:
+    """Reciprocal-rank fusion of the lexical and dense legs with the language's weights, when its
+    hybrid is RRF already (German), else the default RRF."""
+    return lp.hybrid if getattr(lp.hybrid, "method", None) == "rrf" else RRF_CONFIG
 
 
 def where_clause(filters: Filters) -> str | None:
@@ -89,23 +126,115 @@ class EmbeddedBackend:
         self.cross_act = cross_act
         self._pool = ThreadPoolExecutor(max_workers=len(LEG_NAMES), thread_name_prefix="hybrid-leg")
         self._lock = threading.RLock()  # gaius() opens the table while holding it
+        self.lang = getattr(analyzer, "lang", DEFAULT_LANGUAGE)
+        self._statutes = None  # the language index, opened on first use
+        self._view_generation: int | None = None
+
+    # -- the language index (statutes) -------------------------------------------------------------
+    @property
+    def statutes(self):
+        """The language's statute index (``<root>/statutes_<lang>``)."""
+        if self._statutes is None:
+            from pipelines.retrieval.language_index import LanguageIndex
+
+            self._statutes = LanguageIndex(self.root / f"statutes_{self.lang}", self.lang)
+        return self._statutes
+
+    def snapshot(self):
+        """The serving generation of the statute index; views of an older generation are dropped."""
+        snap = self.statutes.snapshot()
+        if snap.generation != self._view_generation:
+            with self._lock:
+                for cache in (self._tables, self._gaius, self._lexical, self._sections, self._row_counts,
+                              self._built_with):
+                    for name in [n for n in cache if VIEW in n]:
+                        del cache[name]
+                self._view_generation = snap.generation
+        return snap
+
+    @staticmethod
+    def _is_collection(act_id: str) -> bool:
+        from pipelines.retrieval.languages import cases_acts
+
+        return act_id in cases_acts()
+
+    def _view_name(self, generation: int, act_id: str, version: str) -> str:
+        return f"{VIEW}{generation}:{act_id}@{version}"
+
+    def _view(self, name: str) -> pa.Table:
+        """A view's rows, in the version's chunk order (the published chunks file's, when the home
+        has it), shaped as a table of the version was (``documents``)."""
+        from pipelines.retrieval.interface import Filters as _F
+
+        generation, rest = name[len(VIEW):].split(":", 1)
+        act_id, version = rest.rsplit("@", 1)
+        snap = self.snapshot()
+        if str(snap.generation) != generation:
+            raise SearchError(f"{name}: generation {generation} is no longer served (now {snap.generation}): not found")
+        t = snap.view(_F(act_ids=(act_id,), version=version))
+        order = self._chunk_order(act_id, version)
+        if order is not None and t.num_rows:
+            pos = {c: i for i, c in enumerate(order)}
+            keys = [pos.get(c, len(pos) + i) for i, c in enumerate(t["chunk_id"].to_pylist())]
+            t = t.take(pa.array(np.argsort(np.asarray(keys), kind="stable")))
+        for col in ("text_analyzed", "text_bigrams"):  # as a LanceDB table types them (unions concatenate both)
+            if col in t.column_names and t.schema.field(col).type != pa.string():
+                t = t.set_column(t.schema.get_field_index(col), col, t[col].cast(pa.string()))
+        if "vector" not in t.column_names:
+            dim = self.encoder.dim
+            t = t.append_column("vector", pa.FixedSizeListArray.from_arrays(
+                pa.array(np.zeros(t.num_rows * dim, np.float32)), dim))
+        return t
+
+    def _chunk_order(self, act_id: str, version: str) -> list[str] | None:
+        """The chunk ids of a published version in file order (ties of equal scores break by it)."""
+        import pyarrow.parquet as pq
+
+        jur, slug = act_id.split(":", 1)
+        path = self.root.parent.parent / "corpus" / jur / slug / version / "chunks.parquet"
+        try:
+            return pq.read_table(path, columns=["chunk_id"])["chunk_id"].to_pylist()
+        except (FileNotFoundError, OSError):
+            return None
 
     # -- serving state ----------------------------------------------------------------------------
     def serving_pointer(self, act_id: str) -> Path:
-        """The pointer file a new version of ``act_id`` is switched to serve through
-        (``serving/<act>.json``); the Elasticsearch backend's counterpart is its serving alias."""
+        """The pointer a new version of ``act_id`` is switched to serve through: the statute index's
+        ``CURRENT`` file, or a collection's ``serving/<act>.json``; the Elasticsearch backend's
+        counterpart is its serving alias."""
+        if not self._is_collection(act_id):
+            return self.statutes.root / "CURRENT"
+        return self._pointer_file(act_id)
+
+    def _pointer_file(self, act_id: str) -> Path:
+        """``serving/<act>.json``: a LanceDB-table act's versions and the one served."""
         return self.root / "serving" / f"{act_id.replace(':', '_')}.json"
 
     def state(self, act_id: str) -> dict:
-        p = self.serving_pointer(act_id)
+        p = self._pointer_file(act_id)
         return json.loads(p.read_text()) if p.exists() else {"serving": None, "versions": {}}
 
     def acts(self) -> list[str]:
+        """Every act searchable here: the statute index's and the case-law collections'."""
         d = self.root / "serving"
-        return sorted(json.loads(p.read_text())["act_id"] for p in d.glob("*.json")) if d.exists() else []
+        tables = [json.loads(p.read_text())["act_id"] for p in d.glob("*.json")] if d.exists() else []
+        return sorted(set(tables) | set(self.snapshot().acts()))
+
+    def table_of(self, act_id: str, version: str | None = None) -> str:
+        """The name a search of ``act_id`` at ``version`` (default: serving) reads: a statute act's
+        view of the language index, or a collection's LanceDB table (benches address legs by it)."""
+        snap = self.snapshot()
+        if act_id in snap.acts():
+            v = version or snap.serving_version(act_id)
+            if v not in snap.versions(act_id):
+                raise SearchError(f"{act_id} has no indexed version {v} (have {snap.versions(act_id)})")
+            return self._view_name(snap.generation, act_id, v)
+        state = self.state(act_id)
+        return state["versions"][version or state["serving"]]["table"]
 
     def serving_version(self, act_id: str) -> str | None:
-        return self.state(act_id)["serving"]
+        v = self.snapshot().serving_version(act_id)
+        return v if v is not None else self.state(act_id)["serving"]
 
     # -- building ---------------------------------------------------------------------------------
     def documents(self, chunks: pa.Table, vectors: np.ndarray, jurisdiction: str) -> pa.Table:
@@ -126,7 +255,27 @@ class EmbeddedBackend:
         })
 
     def build(self, act_id: str, version: str, chunks: pa.Table, vectors: np.ndarray) -> BuildReport:
-        """Create the version's table, index it, check it, then switch serving to it atomically."""
+        """One version into the index: a statute act's into the language index (one generation,
+        its vectors with it), a case-law collection's as a LanceDB table switched to by its pointer."""
+        if not self._is_collection(act_id):
+            t0 = time.perf_counter()
+            if vectors.shape != (chunks.num_rows, self.encoder.dim):
+                raise ValueError(f"{chunks.num_rows} chunks but vectors of shape {vectors.shape}")
+            writer = self.statutes.writer(self.analyzer)
+            try:
+                writer.add_version(act_id, version, chunks)
+                if chunks.num_rows:
+                    writer.set_vectors(chunks["content_hash"].to_pylist(), vectors, self.encoder.id)
+                done = writer.commit()
+            except BaseException:
+                writer.abort()
+                raise
+            return BuildReport(act_id, version, f"statutes_{self.lang}@g{done.generation}", chunks.num_rows,
+                               len(vectors), time.perf_counter() - t0)
+        return self.build_table(act_id, version, chunks, vectors)
+
+    def build_table(self, act_id: str, version: str, chunks: pa.Table, vectors: np.ndarray) -> BuildReport:
+        """Create the version's LanceDB table, index it, check it, then switch serving to it atomically."""
         from lancedb.index import FTS
 
         t0 = time.perf_counter()
@@ -163,7 +312,7 @@ class EmbeddedBackend:
         retired = state.get("retired", []) + [{"table": t, "retired_at": now} for t in replaced]
         due = [r for r in retired if now - r["retired_at"] >= self.grace_s]
         state["retired"] = [r for r in retired if r not in due]
-        atomic_write_json(self.serving_pointer(act_id), state)
+        atomic_write_json(self._pointer_file(act_id), state)
         for r in due:
             try:
                 self.db.drop_table(r["table"])
@@ -172,13 +321,34 @@ class EmbeddedBackend:
 
     # -- searching --------------------------------------------------------------------------------
     def _resolve(self, filters: Filters) -> list[tuple[str, str, str]]:
-        """(act_id, version, table) to search, honouring act, version and as_of filters."""
+        """(act_id, version, table) to search, honouring act, version and as_of filters; a statute
+        act's "table" is a view of the language index (``view:…``)."""
         acts = list(filters.act_ids) or self.acts()
         if filters.jurisdictions and not filters.act_ids:
             # no table of another jurisdiction can match: leave it out of the search (and of a union)
             acts = [a for a in acts if a.split(":", 1)[0] in filters.jurisdictions]
+        snap = self.snapshot()
+        held = set(snap.acts())
+        in_index = [a for a in acts if a in held]
         out = []
-        for act in acts:
+        if in_index:
+            from dataclasses import replace as _replace
+
+            res = snap.resolve(_replace(filters, act_ids=tuple(in_index), jurisdictions=()))
+            for act in in_index:
+                version = res.version_of(act)
+                if version is None:
+                    if filters.act_ids and filters.as_of:
+                        raise SearchError(f"{act} has no indexed version on or before {filters.as_of}")
+                    continue
+                name = self._view_name(snap.generation, act, version)
+                with self._lock:
+                    self._built_with[name] = snap.manifest.vector_encoder
+                out.append((act, version, name))
+            if not out and filters.as_of:
+                raise SearchError(f"no indexed version on or before {filters.as_of} of "
+                                  f"{', '.join(in_index[:5])}{' …' if len(in_index) > 5 else ''}")
+        for act in [a for a in acts if a not in held]:
             state = self.state(act)
             if not state["versions"]:
                 raise SearchError(f"unknown act {act!r} (indexed: {', '.join(self.acts()) or 'none'})")
@@ -207,7 +377,7 @@ class EmbeddedBackend:
 
     def _arrow(self, name: str) -> pa.Table:
         """A table's rows; for a union name (``a|b``) the rows of its tables, concatenated."""
-        parts = [self._table(t).to_arrow() for t in name.split(UNION)]
+        parts = [self._view(t) if t.startswith(VIEW) else self._table(t).to_arrow() for t in name.split(UNION)]
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="default")
 
     def _table(self, name: str):
@@ -320,8 +490,15 @@ class EmbeddedBackend:
         collections) use LanceDB's indexes."""
         with self._lock:
             if table not in self._row_counts:
-                self._row_counts[table] = sum(self._table(t).count_rows() for t in table.split(UNION))
+                self._row_counts[table] = sum(self._view_rows(t) if t.startswith(VIEW) else self._table(t).count_rows()
+                                              for t in table.split(UNION))
             return self._row_counts[table] <= IN_MEMORY_MAX_ROWS
+
+    def _view_rows(self, name: str) -> int:
+        from pipelines.retrieval.interface import Filters as _F
+
+        act_id, version = name[len(VIEW):].split(":", 1)[1].rsplit("@", 1)
+        return int(self.snapshot().mask(_F(act_ids=(act_id,), version=version)).sum())
 
     def section_context(self, table: str) -> TableContext:
         with self._lock:
@@ -369,6 +546,52 @@ class EmbeddedBackend:
             legs = self.legs(table, query, filters, depth)
             return rerank_legs(self.reranker, legs, self.analyzer.analyze(query), self.lexical_stats(table), depth)
         return fuse(self.hybrid, self.legs(table, query, filters, depth, self.hybrid.legs()), depth)
+
+    def language_search(self, request: SearchRequest, acts: Sequence[str], depth: int) -> list[Hit]:
+        """Chunk hits over the whole statute index of the language (the large scope): BM25 over
+        its postings with the visibility mask (the query without stop words: a lay question's
+        ~300 tokens are mostly story), dense over the rows that have vectors (the query's key terms
+        when it is long), fused by reciprocal rank (RRF: the two legs' scores are on no common
+        scale, and no model is fitted on the whole corpus). Rows without a vector are reached by
+        the lexical leg alone: the embedding backfill closes that gap act by act."""
+        from dataclasses import replace as _replace
+
+        from pipelines.retrieval.long_query import drop_stopwords, key_terms
+        from pipelines.retrieval.section_fusion import LONG_QUERY_WORDS
+
+        snap = self.snapshot()
+        res = snap.resolve(_replace(request.filters, act_ids=tuple(acts), jurisdictions=()))
+        mask = snap.mask(res, request.filters.statuses)
+        legs: dict[str, list[Hit]] = {}
+        want = {"bm25": ("bm25",), "dense": ("dense",), "gaius": ("bm25",), "hybrid": ("bm25", "dense")}
+        names = want.get(request.retriever, ("bm25",))
+        if request.retriever == "gaius":
+            raise SearchError("gaius searches a few acts (its windows are scored per chunk): name the acts")
+        lp = PROFILES.get(self.lang)
+        query = request.query
+        if "bm25" in names:
+            lexical = drop_stopwords(query, self.lang) if len(query.split()) > LONG_QUERY_WORDS else query
+            terms = self.analyzer.analyze(lexical) or self.analyzer.analyze(query)
+            rows = snap.bm25(terms, mask, depth)
+            legs["bm25"] = self._snapshot_hits(snap, res, rows)
+        if "dense" in names:
+            if snap.manifest.vector_encoder and snap.manifest.vector_encoder != self.encoder.id:
+                raise SearchError(encoder_mismatch(f"the {self.lang} statute index", snap.manifest.vector_encoder,
+                                                   self.encoder.id) or "encoder mismatch")
+            text = query
+            if len(query.split()) > LONG_QUERY_WORDS:
+                text = key_terms(query, self.analyzer, _SnapshotIdf(snap), 16, self.lang) or query
+            rows = snap.dense(self.encoder.encode_queries([text])[0], mask, depth) if snap.manifest.vector_dim else []
+            legs["dense"] = self._snapshot_hits(snap, res, rows)
+        if len(legs) == 1:
+            return next(iter(legs.values()))
+        return fuse(RRF_CONFIG if lp is None else _rrf(lp), legs, depth)
+
+    @staticmethod
+    def _snapshot_hits(snap, res, rows: list[tuple[int, float]]) -> list[Hit]:
+        found = snap.rows([r for r, _ in rows], res)
+        return [Hit(d["chunk_id"], d["article_id"], d["act_id"], d["version"] or "", float(score), i,
+                    d["heading_path"], d["text"], d["status"]) for i, (d, (_, score)) in enumerate(zip(found, rows), 1)]
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """Article-level hits (best chunk per article), ranked."""
@@ -418,6 +641,14 @@ class EmbeddedBackend:
             for act, version, table in resolved:
                 self._check_encoder(act, version, table)
         depth = max(CANDIDATES, 3 * request.k)
+        views = [t for _, _, t in resolved if t.startswith(VIEW)]
+        if len(views) > PER_ACT_MAX and len(views) == len(resolved) and \
+                sum(self._view_rows(t) for t in views) > IN_MEMORY_MAX_ROWS:
+            # a jurisdiction's whole law: one search over the language index, not thousands of views
+            merged = self.language_search(request, [a for a, _, _ in resolved], depth)
+            for i, h in enumerate(merged, 1):
+                h.rank = i
+            return collapse_to_articles(merged, request.k)
         union = self._union_of(resolved)
         if union is not None:
             # several acts as one corpus: one BM25 (IDF over all of them), one exact dense scan, one

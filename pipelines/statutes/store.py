@@ -28,11 +28,19 @@ class CorpusError(RuntimeError):
 
 
 def version_in_force(versions: Sequence[str], day: str) -> int:
-    """Index in ``versions`` (ISO dates, oldest first) of the version in force on ``day`` (ISO):
-    the newest on or before it, since a held version stands for the act from its date until the
-    next held version; -1 when ``day`` precedes them all. The one rule of point-in-time reads
-    (``pipelines/reads``) and of version-aware citation links (``pipelines/citations``)."""
-    return bisect.bisect_right(list(versions), day) - 1
+    """Index in ``versions`` (version ids, oldest first) of the version in force on ``day`` (ISO):
+    the newest whose date is on or before it, since a held version stands for the act from its
+    date until the next held version; -1 when ``day`` precedes them all. A version id is its date
+    (``2025-11-13``), or its date and a same-day sequence (``2012-08-06.02``: a second change of
+    the act published that day, :mod:`connectors.gesetze.history`): a day sees its last version.
+    The one rule of point-in-time reads (``pipelines/reads``), version-aware citation links
+    (``pipelines/citations``) and the search index's ``as_of``."""
+    return bisect.bisect_right([v[:10] for v in versions], day[:10]) - 1
+
+
+def version_date(version: str) -> str:
+    """The date of a version id: ``2012-08-06.02`` → ``2012-08-06``."""
+    return version[:10]
 
 
 def write_table(path: Path, table: pa.Table, kind: str) -> None:
@@ -136,7 +144,29 @@ class CorpusStore:
         else:
             staging.rename(target)
         self._point_current(act_id)
+        self._log_publication(act_id, version, manifest)
         return target
+
+    def publications_log(self) -> Path:
+        """``corpus/.publications.jsonl``: one line per publication, in publication order — what
+        the change feed reads instead of walking every act folder (6,000+ acts)."""
+        return self.layout.home / "corpus" / ".publications.jsonl"
+
+    def _log_publication(self, act_id: str, version: str, manifest: dict) -> None:
+        """Append the publication to the log: one ``write`` of one short line to a file opened
+        with O_APPEND, so concurrent publishers never interleave within a line. The version folder
+        (promoted above) stays the source of truth: a lost line is recovered by the feed's scan."""
+        import os
+
+        line = json.dumps({"act_id": act_id, "version": version, "published_at": manifest.get("published_at")},
+                          ensure_ascii=False) + "\n"
+        path = self.publications_log()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
 
     def _point_current(self, act_id: str) -> None:
         versions = self.published_versions(act_id)

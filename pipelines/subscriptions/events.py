@@ -118,13 +118,15 @@ def build_events(layout: Layout, pub: Publication, subscriptions: list[Subscript
         if sub.act_id != pub.act_id:
             continue
         if sub.kind == "act":
-            events.append(_event(sub, pub, article_changes(tables.rows) if pub.from_version else [], max_changes=max_changes,
-                                 now=now))
+            found = article_changes(tables.rows) if pub.from_version else []
+            if pub.from_version and not _substantive(found):
+                continue  # only the form changed (a converter fix): the feed says so, no change event
+            events.append(_event(sub, pub, found, max_changes=max_changes, now=now))
         elif sub.kind == "unit":
             if pub.from_version is None:
                 continue
             found = unit_changes(tables, sub.unit_id or "")
-            if found:
+            if _substantive(found):
                 events.append(_event(sub, pub, found, max_changes=max_changes, now=now))
         elif sub.kind == "query":
             if pub.from_version is None:
@@ -144,6 +146,11 @@ def build_events(layout: Layout, pub: Publication, subscriptions: list[Subscript
             events.append(_event(sub, pub, changes, max_changes=max_changes, now=now,
                                  query={"text": sub.query, "k": sub.k, "retriever": sub.retriever, **delta.to_dict()}))
     return Built(events, deferred)
+
+
+def _substantive(changes: list[UnitChange]) -> bool:
+    """Whether a change is law: anything but ``editorial`` (the same words in another form)."""
+    return any(c.change != "editorial" for c in changes)
 
 
 # ----------------------------------------------------------------------------------------------

