@@ -37,7 +37,7 @@ def _checks(result) -> dict[str, tuple[bool, str]]:
 
 def _md(instance, *key: str, partition: str | None = None) -> dict:
     ev = instance.get_latest_materialization_event(dg.AssetKey(["benchmarks", *key]))
-    assert ev is not None and ev.asset_materialization.partition == partition
+    assert ev is not None and ev.asset_materialization.partition == (f"{partition}_kc" if partition else partition)
     return {k: v.value for k, v in ev.asset_materialization.metadata.items()}
 
 
@@ -113,7 +113,7 @@ def test_regression_check_fires_on_a_drop_and_does_not_block(bench):
     history = EvalHistory(Layout(home).benchmarks / "retrieval_eval")
 
     # the same evaluation again: compared with the first run, nothing fell
-    again = job.execute_in_process(partition_key=NEW, instance=instance, asset_selection=select, raise_on_error=False)
+    again = job.execute_in_process(partition_key=f"{NEW}_kc", instance=instance, asset_selection=select, raise_on_error=False)
     assert again.success
     passed, desc = _checks(again)["retrieval_no_regression"]
     assert passed and desc == "no metric fell by more than 0.02 (60 compared with the previous run)"
@@ -124,7 +124,7 @@ def test_regression_check_fires_on_a_drop_and_does_not_block(bench):
                **{m: min(1.0, r[m] + 0.1) for m in METRICS}} for r in prev]
     history.append(from_rows(better, RETRIEVAL_EVAL))
     current_before = Layout(home).current_file("pl:kc").read_text()
-    worse = job.execute_in_process(partition_key=NEW, instance=instance, asset_selection=select, raise_on_error=False)
+    worse = job.execute_in_process(partition_key=f"{NEW}_kc", instance=instance, asset_selection=select, raise_on_error=False)
     assert worse.success  # not blocking: the run and the corpus go on
     passed, desc = _checks(worse)["retrieval_no_regression"]
     check = [e for e in worse.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"][0]
@@ -166,8 +166,8 @@ def test_evaluation_of_an_unindexed_version_fails_clearly(bench, tmp_path):
     rows_before = EvalHistory(Layout(copy).benchmarks / "retrieval_eval").read().num_rows
     job = build_definitions({**resources, "storage": CorpusStorage(home=str(copy))}).resolve_job_def("benchmark_nightly_pl_kc")
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("pl_kc_versions", [NEW])
-    result = job.execute_in_process(partition_key=NEW, instance=instance, raise_on_error=False,
+    instance.add_dynamic_partitions("pl_kc_changesets", [f"{NEW}_kc"])
+    result = job.execute_in_process(partition_key=f"{NEW}_kc", instance=instance, raise_on_error=False,
                                     asset_selection=[dg.AssetKey(["benchmarks", "pl", "kc", "retrieval_eval"])])
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
@@ -186,11 +186,11 @@ def test_nightly_schedule_targets_the_serving_version(bench, tmp_path):
     with dg.instance_for_test() as instance:
         with dg.build_schedule_context(instance=instance, resources=storage, scheduled_execution_time=at) as ctx:
             assert isinstance(schedule(ctx), dg.SkipReason)  # not a partition of this instance yet
-        instance.add_dynamic_partitions("pl_kc_versions", [OLD, NEW])
+        instance.add_dynamic_partitions("pl_kc_changesets", [f"{OLD}_kc", f"{NEW}_kc"])
         with dg.build_schedule_context(instance=instance, resources=storage, scheduled_execution_time=at) as ctx:
             req = schedule(ctx)
         assert isinstance(req, dg.RunRequest)
-        assert (req.partition_key, req.run_key) == (NEW, f"{NEW}@2026-01-02")
+        assert (req.partition_key, req.run_key) == (f"{NEW}_kc", f"pl:kc:{NEW}@2026-01-02")
         empty = default_resources(Settings(home=tmp_path / "nothing", encoder="hashing"))["storage"]
         with dg.build_schedule_context(instance=instance, resources={"storage": empty}) as ctx:
             assert "no pl:kc version is served" in schedule(ctx).skip_message

@@ -20,9 +20,8 @@ from schemas.arrow import CHUNKS, from_rows
 
 from fake_elasticsearch import FakeElasticsearch  # tests/, on sys.path via conftest
 
-KC = pl_statutes.family("pl:kc")  # the Civil Code's asset family
-
 V = "2025-11-13"
+KEY = f"{V}_kc"  # the Civil Code's text state as a pl_changesets partition
 TEXTS = {
     "2": "(uchylony)",
     "22^1": "Za konsumenta uważa się osobę fizyczną dokonującą z przedsiębiorcą czynności prawnej.",
@@ -52,8 +51,8 @@ def fake(httpserver) -> FakeElasticsearch:
 
 def materialize(layout: Layout, search_config: SearchConfig) -> dict:
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(KC.versions.name, [V])
-    result = dg.materialize([KC.search_index], partition_key=V, instance=instance, resources={
+    instance.add_dynamic_partitions(pl_statutes.changesets.name, [KEY])
+    result = dg.materialize([pl_statutes.search_index], partition_key=KEY, instance=instance, resources={
         "storage": CorpusStorage(home=str(layout.home)), "search_config": search_config})
     assert result.success
     (event,) = result.get_asset_materialization_events()

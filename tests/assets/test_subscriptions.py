@@ -21,20 +21,21 @@ from pipelines.subscriptions.store import SubscriptionStore
 from subscription_fixtures import PAST, SECRET, Answer, Receiver
 
 OLD, NEW = "2024-12-19", "2025-11-13"
-KC = dg.AssetKey(["notifications", "pl", "kc"])
+PL = dg.AssetKey(["notifications", "pl", "statutes"])
+KEYS = [f"{OLD}_kc", f"{NEW}_kc"]  # the Civil Code's two text states as pl_changesets partitions
 
 
 def test_one_notification_asset_per_published_asset_partitioned_like_it():
     graph = defs.resolve_asset_graph()
-    for a in ("kc", "kpc", "kp", "kk"):
-        node = graph.get(dg.AssetKey(["notifications", "pl", a]))
-        assert {k.to_user_string() for k in node.parent_keys} == {f"pl/{a}/published", f"pl/{a}/search_index"}
-        assert node.partitions_def.name == f"pl_{a}_versions" and node.group_name == "subscriptions"
-        assert node.automation_condition is not None
+    node = graph.get(PL)  # one asset for every Polish act: partitioned by changeset, as pl/statutes/published
+    assert {k.to_user_string() for k in node.parent_keys} == {"pl/statutes/published", "pl/statutes/search_index"}
+    assert node.partitions_def.name == "pl_changesets" and node.group_name == "subscriptions"
+    assert node.automation_condition is not None
+    assert not any(k.path[:2] == ["notifications", "pl"] and k != PL for k in graph.get_all_asset_keys())
     german = graph.get(dg.AssetKey(["notifications", "de", "statutes"]))
     assert {k.to_user_string() for k in german.parent_keys} == {"de/statutes/published", "de/statutes/search_index"}
     assert german.partitions_def == graph.get(dg.AssetKey(["de", "statutes", "published"])).partitions_def
-    assert defs.resolve_job_def("pl_kc_notify").partitions_def.name == "pl_kc_versions"
+    assert defs.resolve_job_def("pl_statutes_notify").partitions_def.name == "pl_changesets"
     assert defs.resolve_job_def("de_statutes_notify") and defs.resolve_job_def("webhook_deliver")
     # notifications run after publications once an operator turns them on; the delivery worker is on
     # by default: nothing else comes back for retries and events a crashed sender left behind
@@ -55,12 +56,12 @@ def _materialize(layout: Layout, version: str, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("LEXPIPE_WEBHOOK_MAX_ATTEMPTS", "1")  # no backoff wait in this test
     monkeypatch.setenv("LEXPIPE_API_WEBHOOK_ALLOW_NETWORKS", "127.0.0.1")  # the receivers' address
     with dg.DagsterInstance.ephemeral() as instance:
-        instance.add_dynamic_partitions("pl_kc_versions", [OLD, NEW])
-        result = dg.materialize([subscriptions.POLISH["pl:kc"]], partition_key=version, instance=instance,
+        instance.add_dynamic_partitions("pl_changesets", KEYS)
+        result = dg.materialize([subscriptions.polish_notifications], partition_key=f"{version}_kc", instance=instance,
                                 resources={"storage": CorpusStorage(home=str(layout.home)),
                                            "search_config": SearchConfig(encoder="hashing")})
         assert result.success
-        (mat,) = result.asset_materializations_for_node(subscriptions.POLISH["pl:kc"].op.name)
+        (mat,) = result.asset_materializations_for_node(subscriptions.polish_notifications.op.name)
         return {k: v.value for k, v in mat.metadata.items()}
 
 
@@ -91,15 +92,16 @@ def test_a_home_without_subscriptions_is_left_untouched(kc_home: Layout, monkeyp
 
 def test_a_publication_requests_the_notification_of_that_partition():
     with dg.DagsterInstance.ephemeral() as instance:
-        instance.add_dynamic_partitions("pl_kc_versions", [OLD, NEW])
-        first = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=dg.AssetSelection.keys(KC))
+        instance.add_dynamic_partitions("pl_changesets", KEYS)
+        first = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=dg.AssetSelection.keys(PL))
         assert first.total_requested == 0  # nothing published yet
-        instance.report_runless_asset_event(dg.AssetMaterialization(["pl", "kc", "published"], partition=NEW))
-        second = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=dg.AssetSelection.keys(KC),
+        instance.report_runless_asset_event(dg.AssetMaterialization(["pl", "statutes", "published"],
+                                                                    partition=f"{NEW}_kc"))
+        second = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=dg.AssetSelection.keys(PL),
                                                    cursor=first.cursor)
         assert second.total_requested == 1
-        assert second.get_requested_partitions(KC) == {NEW}
-        third = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=dg.AssetSelection.keys(KC),
+        assert second.get_requested_partitions(PL) == {f"{NEW}_kc"}
+        third = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=dg.AssetSelection.keys(PL),
                                                   cursor=second.cursor)
         assert third.total_requested == 0  # handled: not requested again
 

@@ -8,6 +8,8 @@ parts (parsing, the GX import, indexing) are paid once.
 
 from __future__ import annotations
 
+import json
+
 import io
 import os
 import shutil
@@ -139,8 +141,13 @@ def test_refresh_publishes_and_indexes_every_version(refreshed: Refreshed):
     assert "pl:kc:art:22^1" in [h.article_id for h in hits]
     # every step ran as a task on the Prefect server, in order, and completed
     names = [r.name.rsplit("-", 1)[0] for r in refreshed.second.task_runs]
-    assert names[:10] == ["list-versions", "download", "parse", "validate-articles", "chunk", "validate-chunks",
-                          "diff", "publish", "index", "notify"]
+    assert names[:11] == ["discover", "list-versions", "download", "parse", "validate-articles", "chunk",
+                          "validate-chunks", "diff", "publish", "index", "notify"]
+    # each version's outcome is in its pl_changesets record, as the Dagster assets write it
+    for v in (OLD, NEW):
+        rec = json.loads((Layout(refreshed.home).changesets("pl") / f"{v}_kc.json").read_text())
+        assert rec["state"] == "applied" and [(o["act_id"], o["outcome"]) for o in rec["outcomes"]] == [
+            (ACT, "published")]
     # webhook subscribers are notified after each publication (none subscribed here: nothing written)
     assert [(v.notified.version, v.notified.events) for v in report.versions] == [(OLD, 0), (NEW, 0)]
     assert not (refreshed.home / "subscriptions").exists()
@@ -234,6 +241,8 @@ def test_truncated_pdf_fails_validation_and_the_last_good_version_keeps_serving(
     states = {r.name.rsplit("-", 1)[0]: r.state.name for r in run.task_runs}
     assert states["validate-articles"] == "Failed"
     assert "publish" not in states and "chunk" not in states  # stopped before chunking and publishing
+    (o,) = json.loads((Layout(home).changesets("pl") / f"{NEW}_kc.json").read_text())["outcomes"]
+    assert (o["outcome"], o["reason"]) == ("quarantined", "articles_check") and PDF_NAME.format(NEW) in o["message"]
 
 
 def test_unreadable_pdf_fails_the_parse_naming_the_file(refreshed: Refreshed, sample_dir: Path, tmp_path: Path,
@@ -249,6 +258,8 @@ def test_unreadable_pdf_fails_the_parse_naming_the_file(refreshed: Refreshed, sa
     assert "parse failed" in str(run.report) and PDF_NAME.format(NEW) in str(run.report)
     assert CorpusStore(Layout(home)).current_version(ACT) == OLD
     assert [r.state.name for r in _named(run.task_runs, "parse")] == ["Failed"]
+    (o,) = json.loads((Layout(home).changesets("pl") / f"{NEW}_kc.json").read_text())["outcomes"]
+    assert (o["outcome"], o["reason"]) == ("quarantined", "parse_error")
 
 
 # ----------------------------------------------------------------------------------------------
