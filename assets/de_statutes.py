@@ -49,8 +49,11 @@ class ChangesetConfig(dg.Config):
     batch_size: int = 0  # 0: ParseConfig.changeset_batch_size (LEXPIPE_CHANGESET_BATCH_SIZE)
 
 
-def _source_and_changeset(context, storage: CorpusStorage, gesetze: GesetzeRepo):
-    from pipelines.statutes.changeset_record import applied_keys
+def _source_and_changeset(context, storage: CorpusStorage, gesetze: GesetzeRepo, only: list[str] | None = None):
+    """The source and the partition's changeset, refused while an earlier changeset is not applied
+    (versions are published in the source's order). A run restricted to some acts (``only``) needs
+    only those acts settled in the earlier changesets that touched them."""
+    from pipelines.statutes.changeset_record import applied_keys, load_record
 
     source = gesetze.source(storage.layout)
     history = source.history()
@@ -60,6 +63,15 @@ def _source_and_changeset(context, storage: CorpusStorage, gesetze: GesetzeRepo)
         raise dg.Failure(f"changeset {key} is not in the gesetze history ({source.url})")
     done = applied_keys(storage.layout, JURISDICTION)
     missing = [c.key for c in history[:cs.seq] if c.members and c.key not in done]
+    if only:
+        scope = set(only)
+
+        def settled(c) -> bool:
+            touched = scope & {m.act_id for m in c.members}
+            return not touched or touched <= set(load_record(storage.layout, c).outcomes)
+
+        by_key = {c.key: c for c in history}
+        missing = [k for k in missing if not settled(by_key[k])]
     if missing:
         raise dg.Failure(f"{key}: {len(missing)} earlier changeset(s) are not applied yet (first {missing[0]}); "
                          "versions are published in the source's order: run them first")
@@ -80,7 +92,7 @@ def german_published(context: dg.AssetExecutionContext, storage: CorpusStorage, 
                      parse_config: ParseConfig, config: ChangesetConfig) -> dg.MaterializeResult:
     from pipelines.statutes.de.changeset_build import apply_changeset
 
-    source, cs = _source_and_changeset(context, storage, gesetze)
+    source, cs = _source_and_changeset(context, storage, gesetze, config.acts or None)
     t0 = time.perf_counter()
     source.update_catalogue(storage.layout, cs)
 
@@ -140,7 +152,8 @@ def german_search_index(context: dg.AssetExecutionContext, storage: CorpusStorag
 ASSETS = [german_published, german_search_index]
 CHECKS = [de_changeset_valid]
 de_statutes_job = dg.define_asset_job(
-    "de_statutes_refresh", selection=dg.AssetSelection.groups(GROUP), partitions_def=changesets,
+    "de_statutes_refresh", selection=dg.AssetSelection.assets(german_published, german_search_index),
+    partitions_def=changesets,
     tags={SOURCE_TAG: "gesetze"},
     description="One gesetze changeset: the acts it changed published (quarantine for failures), checked, indexed.")
 JOBS = [de_statutes_job]

@@ -99,12 +99,12 @@ def resolve_changeset(layout: Layout, key: str, source: EliSource | None = None)
     return act_changeset(layout, act, version)
 
 
-def discover(layout: Layout, source: EliSource, years: list[int] | None = None):
+def discover(layout: Layout, source: EliSource, years: list[int] | None = None, *, save: bool = True):
     """The ELI listing of ``years`` (default: the source's held years and every year of a
-    registry ELI act) into ``catalogue/eli.json``."""
+    registry ELI act) into ``catalogue/eli.json`` (``save=False``: only what it would hold)."""
     wanted = years or sorted({*source.listing_years(),
                               *(int(a.address.split("/")[1]) for a in registry(layout.home).of_source("eli"))})
-    return update_catalogue(layout.home, source, wanted)
+    return update_catalogue(layout.home, source, wanted, save=save)
 
 
 def _record(layout: Layout, key: str, source: EliSource | None = None) -> ChangesetRecord:
@@ -221,8 +221,8 @@ def raw_pdf(context: dg.AssetExecutionContext, storage: CorpusStorage, eli: EliA
         try:
             landed = download_act(source, storage.landing(), m.address, m.act_id, m.version, home=layout.home)
         except (EliError, KeyError, OSError) as exc:
-            _quarantine(record, m, "source_missing", f"{m.act_id} {m.version}: {exc}")
-            failed.append(f"{m.act_id}: {exc}")
+            _quarantine(record, m, "source_missing", f"{m.act_id} {m.version}: {type(exc).__name__}: {exc}")
+            failed.append(f"{m.act_id} {m.version}: {type(exc).__name__}: {exc}")
             continue
         change_date = _source_change_date(context, source, m, single)
         dates[m.act_id] = change_date or "unknown"
@@ -265,8 +265,8 @@ def articles(context: dg.AssetExecutionContext, storage: CorpusStorage,
             out = parse_step(layout, act_id=m.act_id, version=m.version, pdf_path=landed.path,
                              source_sha256=landed.sha256, source_url=landed.source_url, workers=parse_config.workers)
         except (PdfReadError, StatuteParseError) as exc:
-            _quarantine(record, m, "parse_error", str(exc))
-            failed.append(str(exc))
+            _quarantine(record, m, "parse_error", f"{type(exc).__name__}: {exc}")
+            failed.append(f"{type(exc).__name__}: {exc}")
             continue
         except Exception as exc:  # noqa: BLE001 — a parser bug on one act must not stop the others
             _quarantine(record, m, "crash", f"{landed.source_url}: {type(exc).__name__}: {exc}")

@@ -18,7 +18,7 @@ validates the tables of ``--batch`` acts concatenated, with each act's ``sort_ke
 shifted above the previous act's, so document order stays per act; every expectation of the three
 suites is then a per-row check, a uniqueness check over ids that start with the act's id, or the
 increasing ``sort_key`` within each act: a batch passes exactly when each of its acts does. A batch
-that fails is validated act by act to name the acts that fail.
+that fails is halved until the acts that fail are named (a few validations per failing act).
 
 Prints one table (acts, parsed, passed checks, refused, units per kind, chunks, seconds per phase:
 parse wall and CPU, tables, chunks, checks), then every refusal reason with its count and up to five
@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import re
 import subprocess
 import sys
@@ -158,16 +157,21 @@ def _check(results: list[ActResult], batch: int, max_tokens: int) -> tuple[dict[
         table = _shifted(tables) if name == "articles" else pa.concat_tables(tables)
         return validate_table(table, suites[name], name=f"{name} {label}")
 
+    def search(name: str, k: int, group: list[ActResult], label: str) -> None:
+        """Validate ``group``; a failed group is halved until the failing acts are named."""
+        report = validate(name, [r.tables[k] for r in group], label)
+        if report.success:
+            return
+        if len(group) == 1:
+            failed[group[0].slug] += [f"{name}: {f.label()}" for f in report.failed]
+            return
+        half = len(group) // 2
+        search(name, k, group[:half], label + "a")
+        search(name, k, group[half:], label + "b")
+
     for i in range(0, len(results), batch):
-        group = results[i:i + batch]
         for k, name in enumerate(("articles", "nodes", "chunks")):
-            report = validate(name, [r.tables[k] for r in group], f"batch {i // batch}")
-            if report.success:
-                continue
-            for r in group:  # name the acts
-                one = validate(name, [r.tables[k]], r.slug)
-                if not one.success:
-                    failed[r.slug] += [f"{name}: {f.label()}" for f in one.failed]
+            search(name, k, results[i:i + batch], f"batch {i // batch}")
     return failed, runs
 
 

@@ -211,11 +211,14 @@ def _entry(item: ListedAct, previous: CatalogueEntry | None) -> CatalogueEntry:
                           last_changed=version, present=True, extra=extra)
 
 
-def update_catalogue(home: Path, source: ListingSource, years: Iterable[int]) -> CatalogueUpdate:
+def update_catalogue(home: Path, source: ListingSource, years: Iterable[int], *,
+                     save: bool = True) -> CatalogueUpdate:
     """List ``years`` and write every catalogued act to ``catalogue/eli.json`` (atomically; only
     when something changed). Acts of other years stay as they were; an act of a listed year the
-    listing no longer holds is kept with ``present: false`` (its published versions stay readable)."""
-    from schemas.catalogue import catalogue_file
+    listing no longer holds is kept with ``present: false`` (its published versions stay readable).
+    ``save=False`` writes nothing: the update as it would be (a command checking an act id before
+    it touches the home)."""
+    from schemas.catalogue import SOURCES, Catalogue, catalogue_file
 
     path = catalogue_file(Path(home), SOURCE)
     try:
@@ -240,7 +243,9 @@ def update_catalogue(home: Path, source: ListingSource, years: Iterable[int]) ->
         if e.present and address not in seen and int(e.extra.get("year") or address.split("/")[1]) in years:
             entries[address] = replace(e, present=False)
     position = max((i.version or "" for i in listed), default=old.position if old else "")
-    if old is None or [*entries.values()] != [*before.values()] or old.position != position:
+    if not save:
+        cat = Catalogue(SOURCE, SOURCES[SOURCE], position, tuple(sorted(entries.values(), key=lambda a: a.id)))
+    elif old is None or [*entries.values()] != [*before.values()] or old.position != position:
         cat = save_catalogue(path, SOURCE, position, entries.values())
     else:
         cat = old

@@ -65,6 +65,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipelines.statutes.store import CorpusStore
     from core.layout import Layout
 
+    try:
+        _selected(args)
+    except KeyError as exc:
+        # an id the registry does not hold yet may be an act the ELI listing holds: list it without
+        # writing anything, and refuse before anything runs when the listing does not hold it either
+        if not _listed_polish(args):
+            print(f"lexpipe run: {exc.args[0]}", file=sys.stderr)
+            return 2
     _discover_polish(args)  # the ELI listing into the home's catalogue: the registry holds every listed act
     try:
         acts, cases = _selected(args)
@@ -105,6 +113,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_benchmarks and benchmarked:
         ok &= _run_benchmarks(settings, args, console, benchmarked)
     return 0 if ok else 1
+
+
+def _listed_polish(args: argparse.Namespace) -> bool:
+    """Whether every ``pl:`` id of ``--acts`` the registry does not hold is an act of the ELI
+    listing (listed, not saved: nothing is written under the home)."""
+    from lexpipe.runner import discover_polish_acts
+    from schemas.acts import registry
+
+    names = [a.strip() for raw in (args.acts or []) for a in raw.split(",") if a.strip()]
+    reg = registry()
+    unknown = [n for n in names if n not in reg]
+    if not unknown or not all(n.startswith("pl:") for n in unknown):
+        return False
+    home = Path(args.home) if getattr(args, "home", None) else None
+    existed = home.exists() if home else True
+    try:
+        listed = discover_polish_acts(_settings(args), save=False).catalogue.by_id()
+    except Exception:  # noqa: BLE001 — no listing: the id stays unknown
+        return False
+    finally:
+        if home is not None and not existed and home.exists() and not any(home.rglob("*.*")):
+            import shutil
+
+            shutil.rmtree(home)  # empty folders the resources made: leave no trace of a refused run
+    return all(n in listed for n in unknown)
 
 
 def _discover_polish(args: argparse.Namespace) -> None:

@@ -42,15 +42,16 @@ class PartitionRun:
     error: str | None = None
 
 
-def discover_polish_acts(settings: Settings, *, resources: dict | None = None):
+def discover_polish_acts(settings: Settings, *, resources: dict | None = None, save: bool = True):
     """The ELI listing (offline: the held PDFs) into the home's ``catalogue/eli.json``, so the
-    registry holds every listed act before acts are chosen (``connectors.eli_listing``)."""
+    registry holds every listed act before acts are chosen (``connectors.eli_listing``);
+    ``save=False`` only lists (nothing is written under the home)."""
     from assets import pl_statutes
     from assets.resources import default_resources
 
     resources = resources or default_resources(settings)
     layout = resources["storage"].layout
-    return pl_statutes.discover(layout, resources["eli"].source(layout.raw))
+    return pl_statutes.discover(layout, resources["eli"].source(layout.raw), save=save)
 
 
 def run_corpus(settings: Settings, *, act_id: str = "pl:kc", versions: list[str] | None = None,

@@ -54,3 +54,10 @@ def _judgments(sample_dir: Path) -> pa.Table:
 def saos_judgments(sample_dir: Path) -> pa.Table:
     """``SAOS_JUDGMENTS`` rows of the 200 judgments (built once per session and directory)."""
     return _judgments(Path(sample_dir).resolve())
+
+
+def held_judgments(sample_dir: Path) -> int:
+    """How many judgments every held page together carries: what a sync through the settings (the
+    offline source serves every page in the folder) stores."""
+    return sum(len(json.loads(p.read_text(encoding="utf-8"))["items"])
+               for p in saos_dir(sample_dir).glob("judgments-page-*.json"))

@@ -51,7 +51,7 @@ import threading
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 from urllib.parse import urlencode
 
 import httpx
@@ -172,10 +172,20 @@ def row_of(record: Any, body: str, *, modified_at: datetime = SAMPLE_MODIFIED_AT
 class SampleSaos:
     """``GET /api/dump/judgments`` over the sample pages (read-only; loaded once)."""
 
-    def __init__(self, sample_dir: Path) -> None:
+    def __init__(self, sample_dir: Path, pages: Iterable[int] | None = None) -> None:
+        """``pages``: the page numbers to serve (default every held page). A caller that fixes
+        its figures on some pages names them, so that pages added to the folder later do not
+        change what it is served."""
         self.folder = Path(sample_dir) / "pl" / "saos"
         files = sorted(((int(m.group(1)), p) for p in self.folder.glob(SAMPLE_GLOB)
                         if (m := _PAGE_FILE.search(p.name))), key=lambda t: t[0])
+        if pages is not None:
+            wanted = set(pages)
+            missing = wanted - {n for n, _ in files}
+            if missing:
+                raise FileNotFoundError(f"{self.folder}: no SAOS sample page "
+                                        + ", ".join(f"judgments-page-{n}.json" for n in sorted(missing)))
+            files = [(n, p) for n, p in files if n in wanted]
         if not files:
             raise FileNotFoundError(f"no SAOS sample pages ({SAMPLE_GLOB}) in {self.folder} "
                                     "(set LEXPIPE_SAMPLE_DIR)")

@@ -103,16 +103,17 @@ def catalogue() -> tuple[OutsideAct, ...]:
         rows = [k for k in rows if k.id not in held]
         # an older act whose title begins a newer act's ("Kodeks rodzinny" 1950, "Kodeks rodzinny i
         # opiekuńczy" 1964; "Prawo budowlane" 1974 and 1994): a person naming it means the newer one
+        # (and 1961: three acts of one title): the newest such act takes the older titles
         newer: dict[str, list[str]] = {}
+        superseded: set[str] = set()
         for k in rows:
             words = _title_words(k.title)
-            for other in rows:
-                if other is not k and other.date > k.date and _title_words(other.title)[:len(words)] == words:
-                    newer.setdefault(other.id, []).append(k.title)
-                    break
-        superseded = {t for titles in newer.values() for t in titles}
+            later = [o for o in rows if o is not k and o.date > k.date and _title_words(o.title)[:len(words)] == words]
+            if later:
+                newer.setdefault(max(later, key=lambda o: o.date).id, []).append(k.title)
+                superseded.add(k.id)
         for k in rows:
-            if k.title in superseded and k.id not in newer:
+            if k.id in superseded:
                 continue
             forms = tuple(k.citations)
             name = forms[0] if k.jurisdiction == "eu" and forms and forms[0].isupper() else k.name

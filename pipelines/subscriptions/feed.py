@@ -39,7 +39,7 @@ ACT_ID = re.compile(ACT_PATTERN)
 _CURSOR_PREFIX = "c1."
 CURSOR_PATTERN = r"^c1\.[A-Za-z0-9_-]{1,300}\.[A-Za-z0-9_-]{16}$"  # what encode_cursor makes (12-byte checksum)
 # RFC 3339 date-time (JSON Schema's `format: date-time`): T or t, seconds, an optional fraction, Z or ±hh:mm
-DATE_TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+DATE_TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # a keyed checksum, so a cursor edited by hand (or cut short in a copy) is caught; the key is no
 # secret (the cursor only says where to continue) and versioned with the cursor format

@@ -83,7 +83,9 @@ def test_the_import_publishes_checks_and_indexes_every_act(loaded):
     [idx] = result.asset_materializations_for_node("de__statutes__search_index")
     assert idx.metadata["act_versions"].value == md["acts_published"]
     backend = open_embedded_backend(Layout(home), encoder=get_encoder("hashing"), lang="de", rerank=False)
-    assert "de:bgb" in backend.acts() and len(backend.acts()) == md["acts_published"]
+    published = {o["act_id"] for o in record["outcomes"] if o["outcome"] == "published"}
+    assert "de:bgb" in published and len(published) == md["acts_published"]
+    assert published <= set(backend.acts())  # every act the import published is searchable
     [hit] = backend.search(SearchRequest("Die Würde des Menschen ist unantastbar", k=1, retriever="bm25",
                                          filters=Filters(act_ids=("de:gg",))))
     assert hit.article_id == "de:gg:art:1"
@@ -124,3 +126,79 @@ def test_a_re_run_publishes_nothing_again(loaded, gesetze_slice):
         "de__statutes__published")[0].metadata["acts_published"].value  # the record, unchanged
     [idx] = again.asset_materializations_for_node("de__statutes__search_index")
     assert idx.metadata["act_versions"].value == 0 and idx.metadata["rows_added"].value == 0
+
+
+# -- the sensor and the weekly re-validation ------------------------------------------------------
+
+
+def _tick(resources: dict, cursor: str | None = None, instance=None) -> dg.SensorResult:
+    import datetime as dt
+
+    from assets.sensors import GesetzeWatcher, build_source_sensor
+
+    sensor = build_source_sensor([GesetzeWatcher(job=de_statutes.de_statutes_job, poll_window=dt.timedelta(hours=48))],
+                                 name="source_watch_de")
+    context = dg.build_sensor_context(instance=instance or dg.DagsterInstance.ephemeral(), cursor=cursor,
+                                      resources=resources)
+    result = sensor(context)
+    assert isinstance(result, dg.SensorResult)
+    return result
+
+
+def test_the_sensor_requests_each_commit_once_in_source_order(tmp_path, gesetze_slice):
+    from connectors.gesetze import GesetzeSource
+
+    resources = {"storage": CorpusStorage(home=str(tmp_path)), "gesetze": GesetzeRepo(url=str(gesetze_slice))}
+    history = GesetzeSource.open(Layout(tmp_path), url=str(gesetze_slice)).history()
+    first = _tick(resources)
+    want = [c.key for c in history if c.members]
+    assert [r.partition_key for r in first.run_requests] == want  # one run per commit, not per act
+    assert {r.job_name for r in first.run_requests} == {"de_statutes_refresh"}
+    assert first.run_requests[0].tags["lexpipe/changeset_kind"] == "import"
+    assert int(first.run_requests[0].tags["lexpipe/acts"]) == len(SLICE_ACTS) - 3  # 3 slice acts came later
+    [obs] = first.asset_events
+    assert obs.asset_key == dg.AssetKey(["sources", "de_gesetze"])
+    again = _tick(resources, first.cursor)
+    assert not again.run_requests  # requested already: never twice
+
+
+def test_replay_offers_the_next_commit_once_the_last_is_applied(loaded, gesetze_slice):
+    """The replay cursor of the source: the sensor sees one commit at a time, as they came."""
+    home, history, results, instance = loaded
+    replay = {"storage": CorpusStorage(home=str(home)), "gesetze": GesetzeRepo(url=str(gesetze_slice), replay=True)}
+    applied = [c.key for c in history[:5] if c.members]
+    nxt = next(c for c in history if c.members and c.key not in applied)
+    # the replay starts at the first commit; each tick whose last offered commit is applied (the
+    # fixture applied the first five) moves it one commit on, until one that is not applied
+    cursor, requested, ticks = None, [], 0
+    while not requested and ticks < 10:
+        result = _tick(replay, cursor)
+        cursor, requested, ticks = result.cursor, [r.partition_key for r in result.run_requests], ticks + 1
+    assert requested == [nxt.key] and ticks <= nxt.seq, (requested, ticks, nxt.seq)
+    assert _tick(replay, cursor).run_requests == []  # offered, not applied: no move, no second request
+
+
+def test_weekly_revalidation_reruns_the_checks_of_last_weeks_changesets(loaded):
+    import datetime as dt
+    import os
+
+    from assets.definitions import defs
+
+    home, history, results, _ = loaded
+    schedule = defs.resolve_schedule_def("weekly_german_revalidation_schedule")
+    assert schedule.job_name == "de_statutes_revalidate"
+    when = dt.datetime.now(dt.timezone.utc)
+    resources = {"storage": CorpusStorage(home=str(home))}
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(de_statutes.changesets.name, sorted(results))
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when, resources=resources) as ctx:
+            requests = schedule(ctx)
+        assert sorted(r.partition_key for r in requests) == sorted(results)
+        year, week, _ = when.isocalendar()
+        assert all(r.run_key == f"revalidate:de:{r.partition_key}@{year}-W{week:02d}" and r.asset_selection == []
+                   and [k.name for k in r.asset_check_keys] == ["de_changeset_valid"] for r in requests)
+        old = when.timestamp() - 8 * 86400  # records not touched for eight days: nothing to re-validate
+        for p in Layout(home).changesets("de").glob("*.json"):
+            os.utime(p, (old, old))
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when, resources=resources) as ctx:
+            assert isinstance(schedule(ctx), dg.SkipReason)

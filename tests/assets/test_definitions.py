@@ -20,7 +20,7 @@ def test_definitions_load_like_the_ui_does():
     assert keys == polish | benchmarks | {
         "benchmarks/questions", "sources/pl_eli", "sources/de_openlegaldata", "sources/de_gesetze", "sources/pl_saos",
         "cases/openlegaldata", "cases/chunks", "cases/search_index", "cases/citation_counts", "de/statutes/published",
-        "de/statutes/search_index", "index/representations/de", "index/representations/pl"} | {
+        "de/statutes/search_index", "de/statutes/embeddings", "index/representations/de", "index/representations/pl"} | {
         f"cases/pl/{n}" for n in ("saos", "chunks", "search_index", "citation_links", "cited_by")} | {
         "notifications/pl/statutes", "notifications/de/statutes"}
     assert not any(k.startswith(("pl/kc/", "pl/kk/", "sources/pl_kc")) for k in keys)  # the per-act families are gone
@@ -54,6 +54,30 @@ def test_definitions_load_like_the_ui_does():
     for gone in ("pl_kc_corpus", "pl_kc_corpus_and_index", "pl_kc_refresh", "pl_kc_notify", "pl_kc_revalidate"):
         with pytest.raises(Exception):
             defs.resolve_job_def(gone)
+
+
+def test_german_statutes_are_one_group_partitioned_by_gesetze_changeset():
+    """Every German act in one group of three steps, partitioned by changeset (one commit of the
+    gesetze history: thousands of acts, one run); the dense backfill apart, by its own job."""
+    graph = defs.resolve_asset_graph()
+    steps = ("published", "search_index", "embeddings")
+    nodes = {n: graph.get(dg.AssetKey(["de", "statutes", n])) for n in steps}
+    assert {n.group_name for n in nodes.values()} == {"de_statutes"}
+    assert nodes["published"].partitions_def.name == nodes["search_index"].partitions_def.name == "de_changesets"
+    assert nodes["embeddings"].partitions_def is None  # resumable over the whole corpus, not per changeset
+    assert {k.to_user_string() for k in nodes["search_index"].parent_keys} == {"de/statutes/published"}
+    assert nodes["search_index"].pools == {"index"}
+    job = defs.resolve_job_def("de_statutes_refresh")
+    assert job.partitions_def.name == "de_changesets" and job.tags["lexpipe/source"] == "gesetze"
+    assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == {
+        "de/statutes/published", "de/statutes/search_index"}
+    assert {k.to_user_string() for k in defs.resolve_job_def("de_embedding_backfill").asset_layer.selected_asset_keys} \
+        == {"de/statutes/embeddings"}
+    schedule = defs.resolve_schedule_def("de_embedding_schedule")
+    assert schedule.job_name == "de_embedding_backfill"
+    assert schedule.default_status == dg.DefaultScheduleStatus.STOPPED  # hours of CPU: an operator's choice
+    specs = {s.key: s for cd in defs.asset_checks or [] for s in cd.check_specs}
+    assert specs[dg.AssetCheckKey(dg.AssetKey(["de", "statutes", "published"]), "de_changeset_valid")].blocking
 
 
 def test_polish_case_law_group_lineage_checks_and_schedule():

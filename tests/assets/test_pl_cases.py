@@ -14,6 +14,7 @@ import pytest
 from assets import pl_cases
 from assets.resources import CorpusStorage, ParseConfig, SearchConfig
 from corpus_fixtures import copy_published_corpus
+from saos_fixtures import held_judgments
 
 
 def _materialize(home: Path, sample: Path) -> dg.ExecuteInProcessResult:
@@ -43,7 +44,7 @@ def materialized(tmp_path_factory, published_corpus, sample_dir: Path):
     return corpus.home, _materialize(corpus.home, sample_dir)
 
 
-def test_sync_chunks_index_links_and_cited_by(materialized) -> None:
+def test_sync_chunks_index_links_and_cited_by(materialized, sample_dir: Path) -> None:
     from core.layout import Layout
     from pipelines.retrieval.encoders import get_encoder
     from pipelines.retrieval.index_build import open_embedded_backend
@@ -55,9 +56,10 @@ def test_sync_chunks_index_links_and_cited_by(materialized) -> None:
     assert _checks(result) == {"saos_quarantine_contract": True, "pl_case_chunks_valid": True,
                                "pl_citation_links_resolved": True}
     sync = _md(result, "cases__pl__saos")
-    assert (sync["stored_judgments"], sync["quarantined_total"], sync["complete"]) == (200, 0, True)
+    held = held_judgments(sample_dir)  # the offline source serves every held page
+    assert (sync["stored_judgments"], sync["quarantined_total"], sync["complete"]) == (held, 0, True)
     chunks = _md(result, "cases__pl__chunks")
-    assert chunks["judgments"] == 200 and chunks["rejected_judgments"] == 0 and chunks["chunks"] > 200
+    assert chunks["judgments"] == held and chunks["rejected_judgments"] == 0 and chunks["chunks"] > held
     index = _md(result, "cases__pl__search_index")
     assert index["documents"] == chunks["chunks"] and index["serving_version"] == index["version"]
     links = _md(result, "cases__pl__citation_links")
@@ -83,7 +85,7 @@ def test_rerun_is_idempotent(materialized, sample_dir: Path) -> None:
     again = _materialize(home, sample_dir)
     assert again.success
     sync = _md(again, "cases__pl__saos")
-    assert sync["new_judgments"] == 0 and sync["stored_judgments"] == 200
+    assert sync["new_judgments"] == 0 and sync["stored_judgments"] == held_judgments(sample_dir)
     assert _md(again, "cases__pl__search_index")["embedded_chunks"] == 0  # every embedding from the cache
     assert pq.read_table(home / "caselaw" / "pl" / "citations" / "links.parquet").equals(before)
 

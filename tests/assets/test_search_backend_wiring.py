@@ -63,8 +63,9 @@ def test_index_asset_defaults_to_the_embedded_backend(published):
     md = materialize(published, SearchConfig(encoder="hashing"))
     assert md["backend"] == "EmbeddedBackend" and md["serving_version"] == V
     assert md["documents"] == md["vectors"] == len(TEXTS)
-    assert md["physical_index"] == md["table"] and md["table"].startswith("chunks__pl_kc__2025_11_13__")
-    assert md["alias"].endswith("serving/pl_kc.json") and md["build_seconds"] >= 0
+    # one index per language: the act's version is a generation of the Polish statute index
+    assert md["physical_index"] == md["table"] and md["table"].startswith("statutes_pl@g")
+    assert md["alias"].endswith("statutes_pl/CURRENT") and md["build_seconds"] >= 0
 
 
 def test_index_asset_loads_into_elasticsearch_when_configured(published, fake, httpserver):

@@ -417,45 +417,6 @@ def test_case_law_watcher_failure_keeps_the_cursor(tmp_path: Path, sample_dir: P
     assert load_cursor(broken.cursor) == load_cursor(first.cursor)
 
 
-def test_german_statute_watcher_runs_a_changed_act_once(tmp_path: Path, sample_dir: Path,
-                                                         monkeypatch: pytest.MonkeyPatch):
-    sample = tmp_path / "samples"
-    (sample / "de" / "gesetze").mkdir(parents=True)
-    for slug in ("gg", "hgb"):
-        shutil.copy(sample_dir / "de" / "gesetze" / f"{slug}.md", sample / "de" / "gesetze" / f"{slug}.md")
-    monkeypatch.setenv("LEXPIPE_SAMPLE_DIR", str(sample))
-    watcher = next(w for w in sensors.WATCHERS if isinstance(w, sensors.GermanStatuteWatcher))
-    sensor = build_source_sensor([watcher], name="source_watch_de")
-    first = tick({"storage": CorpusStorage(home=str(tmp_path))}, sensor=sensor)
-    assert sorted((r.job_name, r.partition_key) for r in first.run_requests) == [
-        ("de_statutes_refresh", "gg"), ("de_statutes_refresh", "hgb")]
-    assert "no source changed" in skip_text(tick({"storage": CorpusStorage(home=str(tmp_path))}, first.cursor,
-                                                 sensor=sensor))
-    gg = sample / "de" / "gesetze" / "gg.md"
-    gg.write_text(gg.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # a new text state of the GG
-    changed = tick({"storage": CorpusStorage(home=str(tmp_path))}, first.cursor, sensor=sensor)
-    [run] = changed.run_requests
-    assert run.partition_key == "gg" and run.run_key.startswith("de:gg:")
-
-
-def test_weekly_german_revalidation_runs_the_checks_of_every_served_act(tmp_path: Path):
-    for act in ("de:gg", "de:bgb"):
-        current = Layout(tmp_path).current_file(act)
-        current.parent.mkdir(parents=True, exist_ok=True)
-        current.write_text(json.dumps({"version": "2024-11-28"}))
-    schedule = defs.resolve_schedule_def("weekly_german_revalidation_schedule")
-    assert schedule.job_name == "de_statutes_revalidate"
-    when = dt.datetime(2026, 1, 4, 4, 30, tzinfo=dt.timezone.utc)
-    with dg.instance_for_test() as instance:
-        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when,
-                                       resources={"storage": CorpusStorage(home=str(tmp_path))}) as ctx:
-            requests = schedule(ctx)
-    assert [(r.partition_key, r.run_key) for r in requests] == [("bgb", "revalidate:de:bgb@2026-W01"),
-                                                                ("gg", "revalidate:de:gg@2026-W01")]
-    assert all(r.asset_selection == [] and [k.name for k in r.asset_check_keys] == ["german_served_valid"]
-               for r in requests)
-
-
 def _saos_tick(home: Path, sample_dir: Path, monkeypatch: pytest.MonkeyPatch, cursor: str | None = None) -> dg.SensorResult:
     monkeypatch.setenv("LEXPIPE_OFFLINE", "true")
     monkeypatch.setenv("LEXPIPE_SAMPLE_DIR", str(sample_dir))

@@ -10,8 +10,9 @@ other Polish acts) find nothing and request nothing. The steps, one test (each d
 1. ``lexpipe deploy init`` (tables, pool limits) and ``lexpipe deploy check`` pass on the instance
    the processes use;
 2. sensor on (GraphQL ``startSensor``) with the source showing versions up to 2024-12-19: one tick
-   requests kc 2024-12-19 and kp 2016-09-22 together; each run is queued, launched (by the daemon)
-   and succeeds; both versions are published;
+   of its ELI listing watcher requests the ``pl_changesets`` partitions ``2024-12-19_kc`` and
+   ``2016-09-22_kp`` together (two runs of ``pl_statutes_refresh``); each run is queued, launched
+   (by the daemon) and succeeds; both versions are published and their changeset records applied;
 3. the two runs both contain an op of the ``index`` pool (run granularity, limit 1): their run
    windows do not overlap although ``max_concurrent_runs`` is 2 — the pool held the second back;
 4. run history, the dynamic partitions and the sensor's cursor are rows in PostgreSQL (psycopg2);
@@ -166,8 +167,8 @@ def stack(tmp_path: Path, pg: PgCluster, restricted_samples: Path) -> Iterator[S
 
 
 def _questions(home: Path) -> None:
-    """A small benchmark question table, so the refresh job does not build the real one (minutes of
-    exam parsing that this test is not about): its staleness step runs against it."""
+    """A small benchmark question table in the home, as a deployment that ran `lexpipe run` has (the
+    refresh job no longer carries the per-act benchmark staleness: the nightly job does)."""
     from assets import benchmarks
     from core.layout import Layout
     from pipelines.benchmarks.benchmark_table import questions_to_table
@@ -222,8 +223,8 @@ def test_sensor_runs_on_postgres_with_daemon_webserver_and_monitoring(stack: Sta
         t = time.monotonic()
         runs = wait_for("the sensor's two runs", lambda: _runs(instance, 2), 120, procs=[daemon])
         TIMINGS["sensor_to_runs_s"] = time.monotonic() - t
-        assert sorted((r.tags["lexpipe/act"], r.tags["dagster/partition"]) for r in runs) == [
-            ("pl:kc", OLD), ("pl:kp", KP_OLD)]
+        assert sorted((r.tags["lexpipe/act"], r.tags["dagster/partition"], r.job_name) for r in runs) == [
+            ("pl:kc", f"{OLD}_kc", "pl_statutes_refresh"), ("pl:kp", f"{KP_OLD}_kp", "pl_statutes_refresh")]
         assert len(runs) == 2
         t = time.monotonic()
         wait_for("both runs to finish", lambda: all(instance.get_run_by_id(r.run_id).is_finished for r in runs),
@@ -239,6 +240,9 @@ def test_sensor_runs_on_postgres_with_daemon_webserver_and_monitoring(stack: Sta
             assert kinds.index(dg.DagsterEventType.RUN_ENQUEUED) < kinds.index(dg.DagsterEventType.RUN_STARTING) \
                 < kinds.index(dg.DagsterEventType.RUN_START) < kinds.index(dg.DagsterEventType.RUN_SUCCESS)
         assert store.current_version("pl:kc") == OLD and store.current_version("pl:kp") == KP_OLD
+        for key in (f"{OLD}_kc", f"{KP_OLD}_kp"):
+            record = json.loads((Layout(stack.home).changesets("pl") / f"{key}.json").read_text())
+            assert record["state"] == "applied" and record["counts"]["published"] == 1, record
 
         # 3. the index pool (limit 1, run granularity) serialised the two runs
         first, second = sorted(records.values(), key=lambda r: r.start_time)
@@ -256,22 +260,21 @@ def test_sensor_runs_on_postgres_with_daemon_webserver_and_monitoring(stack: Sta
         (state,) = [st for st in states if st.name == "source_watch"]
         assert state.status.value == "RUNNING"
         cursor = json.loads(state.instigator_data.cursor)
-        eli = cursor["sources"]["eli:DU/1964/93"]
-        assert eli["version"] == OLD and eli["seen"] == {OLD: "requested"}
-        assert cursor["sources"]["eli:DU/1974/141"]["version"] == KP_OLD
+        eli = cursor["sources"]["eli:listing"]  # one watcher over the ELI listing, not one per act
+        assert eli["seen"] == {f"{OLD}_kc": "requested", f"{KP_OLD}_kp": "requested"}
         ticks = [deserialize_value(b) for (b,) in pg.psql("SELECT tick_body FROM job_ticks ORDER BY id")]
         sensor_ticks = [tk for tk in ticks if tk.instigator_name == "source_watch"]
         assert sensor_ticks and sensor_ticks[0].status.value == "SUCCESS"
         assert sorted(sensor_ticks[0].run_ids) == sorted(r.run_id for r in runs)
         parts = {p for (p,) in pg.psql("SELECT partition FROM dynamic_partitions")}
-        assert {OLD, KP_OLD} <= parts
+        assert {f"{OLD}_kc", f"{KP_OLD}_kp"} <= parts
 
         # 5. a new version; the daemon and the run worker die mid-run
         stack.env["LEXPIPE_SAMPLE_UP_TO"] = NEW
         stack.stop("code")
         stack.start_code_server()
         t = time.monotonic()
-        (crashed,) = wait_for("the kc 2025-11-13 run to start", lambda: _started(instance, NEW), 180,
+        (crashed,) = wait_for("the kc 2025-11-13 run to start", lambda: _started(instance, f"{NEW}_kc"), 180,
                               procs=[daemon])
         worker = wait_for("the run worker's pid", lambda: _worker_pid(instance, crashed.run_id), 120)
         wait_for("the run to be mid-way (a step has finished)", lambda: _steps_done(instance, crashed.run_id) >= 1,

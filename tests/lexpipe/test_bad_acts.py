@@ -127,10 +127,10 @@ SCENARIOS = ("new", "served")
 
 # what the reason names besides the file, per version and scenario
 EXPECTED = {
-    (OTHER_ACT, "new"): ["FAILED: pl__kk__articles: ", "StatuteParseError", "not Kodeks karny (Dz. U. 1997 Nr 88 poz. 553)", "the title 'Kodeks pracy'"],
+    (OTHER_ACT, "new"): ["FAILED: pl__statutes__articles: ", "StatuteParseError", "not Kodeks karny (Dz. U. 1997 Nr 88 poz. 553)", "the title 'Kodeks pracy'"],
     (BACKWARDS, "new"): ["BLOCKED: articles_valid: pl:kk ", "expect_column_values_to_be_increasing(sort_key)"],
-    (TRUNCATED, "new"): ["FAILED: pl__kk__raw_pdf: ", "no %%EOF", "(truncated?)"],
-    (FIRST_PAGES, "new"): ["FAILED: pl__kk__articles: ", "the PDF has 40 pages but its running header counts 148"],
+    (TRUNCATED, "new"): ["FAILED: pl__statutes__raw_pdf: ", "no %%EOF", "(truncated?)"],
+    (FIRST_PAGES, "new"): ["FAILED: pl__statutes__articles: ", "the PDF has 40 pages but its running header counts 148"],
     (FIRST_PAGES, "served"): ["BLOCKED: articles_valid: pl:kk ", "expect_table_row_count_to_be_between"],
 }
 

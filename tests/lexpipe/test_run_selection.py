@@ -45,7 +45,7 @@ def test_german_statute_and_case_law_from_lexpipe_run(tmp_path: Path, sample_dir
     run = subprocess.run([sys.executable, "-m", "lexpipe.cli", "run", "--acts", "de:gg,de:cases", "--no-index"],
                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "German statutes" in run.stdout and "de:cases: built" in run.stdout
+    assert "German federal law" in run.stdout and "de:cases: built" in run.stdout
     served = json.loads((home / "corpus" / "de" / "gg" / "current.json").read_text())["version"]
     assert (home / "corpus" / "de" / "gg" / served / "articles.parquet").exists()
     assert list((OldpPaths(home).store_root / "cases").glob("part-*.parquet"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import urllib.error
@@ -115,7 +116,12 @@ def query_params(url: str) -> dict[str, list[str]]:
     return urllib.parse.parse_qs(urllib.parse.urlsplit(url).query, keep_blank_values=True)
 
 
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+
+
 def normalise(text: str) -> str:
     """Whitespace collapsed: the page wraps paragraphs in elements, the API joins them with
-    newlines; the words and their order must be the same."""
+    newlines; the words and their order must be the same. The page prints a superscript as one
+    (385¹), the API's text as ``^N`` (385^1): both read as ``^N``."""
+    text = re.sub(r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+", lambda m: "^" + m.group(0).translate(_SUPERSCRIPTS), text)
     return " ".join(text.split())

@@ -52,19 +52,20 @@ class Expected:
 
 # Extend per source/job module: group name → the assets of that group the UI must show.
 EXPECTED: dict[str, tuple[Expected, ...]] = {
-    "pl_statutes_kc": (  # one group per act (assets/pl_statutes.py); the Civil Code stands for them
-        Expected("pl/kc/raw_pdf", row_count=None, metadata=("sha256", "bytes", "source_url")),
-        Expected("pl/kc/articles", checks=("articles_valid",), timing="parse_seconds",
+    "pl_statutes": (  # the Polish statutes: one group, partitioned by changeset (assets/pl_statutes.py)
+        Expected("pl/statutes/raw_pdf", row_count=None, metadata=("sha256", "bytes", "source_url")),
+        Expected("pl/statutes/articles", checks=("articles_valid",), timing="parse_seconds",
                  metadata=("article_count", "pages", "reused_previous_parse", "count_superscript_articles",
                            "count_repealed", "preview")),
-        Expected("pl/kc/chunks", checks=("chunks_valid",), metadata=("max_tokens", "mean_tokens", "preview")),
-        Expected("pl/kc/diff", metadata=("previous_version", *(f"{c}_articles" for c in CHANGES), "summary")),
-        Expected("pl/kc/published", metadata=("serving_version", "published_versions", "validation")),
-        Expected("pl/kc/search_index", timing="build_seconds",
+        Expected("pl/statutes/chunks", checks=("chunks_valid",), metadata=("max_tokens", "mean_tokens", "preview")),
+        Expected("pl/statutes/diff", metadata=("previous_version", *(f"{c}_articles" for c in CHANGES), "summary")),
+        Expected("pl/statutes/published", metadata=("serving_version", "published_versions", "validation")),
+        Expected("pl/statutes/search_index", timing="build_seconds",
                  metadata=("documents", "embedded_chunks", "embed_seconds", "encoder", "serving_version")),
     ),
 }
 ALL = {e.key: e for group in EXPECTED.values() for e in group}
+KEY = {v: f"{v}_kc" for v in (OLD, NEW, BROKEN)}  # a version of the Civil Code → its pl_changesets partition
 VALIDATION_METADATA = ("validation_result", "validation_suite", "validation_expectations", "validation_failed",
                        "validation_rows", "validation_ms")
 
@@ -112,7 +113,7 @@ def test_asset_graph_shows_every_asset_and_its_checks(group, page, ui_url, scree
     try:
         _goto(page, f"{ui_url}/locations/{LOCATION}/asset-groups/{group}")
         for e in EXPECTED[group]:
-            # a full node links its partitions; the href carries the whole key (pl/kc/…)
+            # a full node links its partitions; the href carries the whole key (pl/statutes/…)
             expect(page.locator(f'foreignObject a[href="/assets/{e.key}?view=partitions"]').first,
                    f"asset {e.key} missing from the {group} graph").to_be_visible()
             checks = page.locator(f'foreignObject a[href="/assets/{e.key}?view=checks"]')
@@ -131,30 +132,30 @@ def test_served_version_pages_show_counts_versions_timings_and_diff(page, ui_url
     values the corpus on disk has."""
     shown = {}
     for key, e in ALL.items():
-        _goto(page, f"{ui_url}/assets/{key}?view=partitions&partition={NEW}")
+        _goto(page, f"{ui_url}/assets/{key}?view=partitions&partition={KEY[NEW]}")
         shown[key] = _wait_for_metadata(page, e.shown)
-        if key in ("pl/kc/articles", "pl/kc/published"):
+        if key in ("pl/statutes/articles", "pl/statutes/published"):
             save_screenshot(page, screenshot_dir, f"{key.rsplit('/', 1)[-1]}_{NEW}")
-    rows = {"pl/kc/articles": corpus["articles"], "pl/kc/chunks": corpus["chunks"], "pl/kc/diff": corpus["diff_rows"],
-            "pl/kc/published": corpus["articles"], "pl/kc/search_index": corpus["chunks"]}
+    rows = {"pl/statutes/articles": corpus["articles"], "pl/statutes/chunks": corpus["chunks"], "pl/statutes/diff": corpus["diff_rows"],
+            "pl/statutes/published": corpus["articles"], "pl/statutes/search_index": corpus["chunks"]}
     for key, e in ALL.items():
         assert shown[key][e.version] == NEW, (key, shown[key])
         assert _number(shown[key][e.timing]) >= 0, (key, shown[key])
         if e.row_count:
             assert _number(shown[key][e.row_count]) == rows[key], (key, shown[key])
-    articles, diff, published = shown["pl/kc/articles"], shown["pl/kc/diff"], shown["pl/kc/published"]
+    articles, diff, published = shown["pl/statutes/articles"], shown["pl/statutes/diff"], shown["pl/statutes/published"]
     assert _number(articles["article_count"]) == corpus["articles"] and _number(articles["pages"]) == corpus["pages"]
     assert _number(articles["parse_seconds"]) > 0  # a real parse, not a reuse
-    assert shown["pl/kc/raw_pdf"]["sha256"] == corpus["sha256"]
-    assert _number(shown["pl/kc/raw_pdf"]["bytes"]) == corpus["pdf_bytes"]
-    assert _number(shown["pl/kc/search_index"]["documents"]) == corpus["chunks"]
-    assert shown["pl/kc/search_index"]["serving_version"] == NEW
+    assert shown["pl/statutes/raw_pdf"]["sha256"] == corpus["sha256"]
+    assert _number(shown["pl/statutes/raw_pdf"]["bytes"]) == corpus["pdf_bytes"]
+    assert _number(shown["pl/statutes/search_index"]["documents"]) == corpus["chunks"]
+    assert shown["pl/statutes/search_index"]["serving_version"] == NEW
     assert published["serving_version"] == NEW and published["published_versions"] == f"{OLD}, {NEW}"
     # diff summary: counts per kind of change, and the readable summary behind [Show Markdown]
     assert diff["previous_version"] == OLD
     assert {c: _number(diff[f"{c}_articles"]) for c in CHANGES} == corpus["diff"]
-    _goto(page, f"{ui_url}/assets/pl/kc/diff?view=partitions&partition={NEW}")
-    _wait_for_metadata(page, ALL["pl/kc/diff"].shown)
+    _goto(page, f"{ui_url}/assets/pl/statutes/diff?view=partitions&partition={KEY[NEW]}")
+    _wait_for_metadata(page, ALL["pl/statutes/diff"].shown)
     save_screenshot(page, screenshot_dir, f"diff_{NEW}")
     page.get_by_text("[Show Markdown]").first.click()
     dialog = page.get_by_role("dialog")
@@ -171,9 +172,10 @@ def _check_history(page, ui_url: str, key: str, check: str) -> dict[str, list[st
     _goto(page, f"{ui_url}/assets/{key}?view=checks")
     page.get_by_text(check, exact=True).first.click()
     page.get_by_text("Execution history", exact=True).click()
-    expect(page.get_by_role("cell", name=NEW, exact=True)).to_be_visible()
+    expect(page.get_by_role("cell", name=KEY[NEW], exact=True)).to_be_visible()
     rows = table_rows(page)
-    return {r[3]: r for r in rows if len(r) >= 5}
+    by_key = {r[3]: r for r in rows if len(r) >= 5}
+    return {v: by_key[k] for v, k in KEY.items() if k in by_key}  # version → its changeset's row
 
 
 @pytest.mark.parametrize("key", [k for k, e in ALL.items() if e.checks])
@@ -186,7 +188,7 @@ def test_served_version_checks_passed_with_validation_results(key, page, ui_url,
         result, description = history[NEW][0], history[NEW][4]
         assert result == "Passed", history[NEW]
         assert re.search(r"all \d+ expectations passed", description), description
-        row = page.get_by_role("row").filter(has=page.get_by_role("cell", name=NEW, exact=True))
+        row = page.get_by_role("row").filter(has=page.get_by_role("cell", name=KEY[NEW], exact=True))
         row.get_by_role("button").last.click()  # the row's metadata ({})
         dialog = page.get_by_role("dialog")
         for k in VALIDATION_METADATA:
@@ -199,7 +201,7 @@ def test_served_version_checks_passed_with_validation_results(key, page, ui_url,
 def test_blocked_version_shows_failed_check_and_previous_stays_served(page, ui_url, ui_world, corpus, screenshot_dir):
     """The broken newer version's blocking check is shown failed (why, and on which partition);
     nothing downstream published it, and the previous version is still the one served."""
-    history = _check_history(page, ui_url, "pl/kc/articles", "articles_valid")
+    history = _check_history(page, ui_url, "pl/statutes/articles", "articles_valid")
     assert history[BROKEN][0] == "Failed", history[BROKEN]
     assert "expect_table_row_count_to_be_between" in history[BROKEN][4], history[BROKEN]
     assert f"observed {corpus['broken_articles']}" in history[BROKEN][4], history[BROKEN]
@@ -211,10 +213,10 @@ def test_blocked_version_shows_failed_check_and_previous_stays_served(page, ui_u
     expect(page.get_by_text("Passed (2)", exact=True)).to_be_visible()
 
     # published: the broken partition failed (its step never ran), the newest publication is NEW
-    _goto(page, f"{ui_url}/assets/pl/kc/published?view=partitions")
+    _goto(page, f"{ui_url}/assets/pl/statutes/published?view=partitions")
     expect(page.get_by_text("Failed (1)", exact=True)).to_be_visible()
     expect(page.get_by_text("Materialized (2)", exact=True)).to_be_visible()
-    _goto(page, f"{ui_url}/assets/pl/kc/published")
+    _goto(page, f"{ui_url}/assets/pl/statutes/published")
     shown = _wait_for_metadata(page, ("serving_version", "published_versions"))
     # the newest attempt is shown failed (the blocked run), the metadata is still NEW's
     expect(page.get_by_text("Failed in").first, "the blocked run is not shown as the latest attempt").to_be_visible()

@@ -461,13 +461,14 @@ def test_hostile_query_is_shown_escaped(web, web_url):
 
 
 def test_bad_dates_show_an_alert_not_a_crash(web, web_url):
-    """A search date the API refuses: the page answers 400 with the API's message in role=alert.
-    A unit page: 422 for a bad date, 404 for an unknown unit, each with a role=alert message."""
+    """A search date the API refuses (422, malformed input: docs/api.md): the page answers with the
+    API's status and its message in role=alert. A unit page: 422 for a bad date, 404 for an unknown
+    unit, each with a role=alert message."""
     params = {"q": "umowa", "as_of": "2025-02-30"}
     api_status, api_body = api(web_url, "/search", params)
-    assert api_status == 400, api_body
+    assert api_status == 422 and api_body["field"] == "as_of", api_body
     res = web.goto(f"{web_url}/ui/search?{urllib.parse.urlencode(params)}")
-    assert res.status == 400, res.status
+    assert res.status == api_status, res.status
     alert = web.locator("#search-error[role='alert']")
     expect(alert, "contract: <p id='search-error' role='alert'>").to_be_visible()
     assert normalise(api_body["detail"]) in normalise(alert.inner_text()), (api_body, alert.inner_text())

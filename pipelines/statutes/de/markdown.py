@@ -763,6 +763,12 @@ def _annex_unit(w: _Walk, h: _Heading) -> None:
             annex=True)
 
 
+def _line(h: _Heading) -> str | None:
+    """A heading inside a unit as a line of its text, without the "(XXXX)" mark of an unlabelled one."""
+    text = h.text[len(PLACEHOLDER):].strip() if h.text.startswith(PLACEHOLDER) else h.text
+    return text or None
+
+
 def _walk_unsectioned(w: _Walk, heads: list[_Heading]) -> None:
     """An act without §§ or Artikel before its Anlagen: numbered headings ("I.", "1.") are units,
     each Anlage (Anhang) is a unit holding every heading to the next one (or a container of the §§
@@ -771,7 +777,7 @@ def _walk_unsectioned(w: _Walk, heads: list[_Heading]) -> None:
     for h in heads:
         o = w.open
         if o is not None and h.kind not in ("annex", "formula", "unit") and (o.annex or h.depth > o.depth):
-            w.extend(o, h, None if h.kind == "placeholder" else h.text)  # a heading inside the unit
+            w.extend(o, h, _line(h))  # a heading inside the unit
             continue
         if h.kind == "annex":
             _annex_unit(w, h)
@@ -799,7 +805,7 @@ def _walk_unsectioned(w: _Walk, heads: list[_Heading]) -> None:
         else:  # "(XXXX)" or an unnumbered heading: text of the act, the heading a line of it
             if w.open is not None:
                 w.close()
-            w.text_run(h, None if h.kind == "placeholder" else h.text)
+            w.text_run(h, _line(h))
         seen_unit = seen_unit or h.kind in ("annex", "unit", "numbered")
 
 

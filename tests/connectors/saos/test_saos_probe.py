@@ -4,6 +4,7 @@ nothing stored and the cursor untouched."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -27,6 +28,8 @@ def test_probe_states(tmp_path: Path, sample_dir: Path) -> None:
     _sync(tmp_path, sample_dir, page_size=50).sync()
     cursor_file = SaosPaths(tmp_path).cursor_path
     before = cursor_file.read_bytes()
+    held = sum(len(json.loads(p.read_text("utf-8"))["items"])
+               for p in (sample_dir / "pl" / "saos").glob("judgments-page-*.json"))
     stored = _sync(tmp_path, sample_dir).store.judgments(columns=["judgment_id"]).num_rows
     quiet = _sync(tmp_path, sample_dir).probe()
     assert not quiet.pending and quiet.ids == () and "pageSize=10" in quiet.url
@@ -36,4 +39,4 @@ def test_probe_states(tmp_path: Path, sample_dir: Path) -> None:
     changed = _sync(tmp_path, sample_dir).probe()
     assert changed.pending and len(changed.ids) == 10 and changed.fingerprint.endswith("+")  # more pages follow
     assert cursor_file.read_bytes() == before  # the probe never moves the cursor …
-    assert _sync(tmp_path, sample_dir).store.judgments(columns=["judgment_id"]).num_rows == stored == 200  # … nor stores
+    assert _sync(tmp_path, sample_dir).store.judgments(columns=["judgment_id"]).num_rows == stored == held  # … nor stores

@@ -17,6 +17,7 @@ from connectors.saos import SAMPLE_BASE_URL, SAMPLE_MODIFIED_AT, SaosSettings, S
 from connectors.saos import judgment_sync_from_settings
 from connectors.saos.sample import DUMP_PATH
 from core.settings import Settings
+from fake_saos import CONNECTOR_PAGES  # tests/, on sys.path via conftest
 
 BASE = "http://api.test" + DUMP_PATH
 
@@ -24,8 +25,16 @@ BASE = "http://api.test" + DUMP_PATH
 def published_items(saos_dir: Path) -> list[dict[str, Any]]:
     """The items of the shared pages in the order of their page numbers."""
     items: list[dict[str, Any]] = []
-    for n in (347, 355):
+    for n in CONNECTOR_PAGES:
         items += json.loads((saos_dir / f"judgments-page-{n}.json").read_text("utf-8"))["items"]
+    return items
+
+
+def every_item(saos_dir: Path) -> list[dict[str, Any]]:
+    """The items of every held page."""
+    items: list[dict[str, Any]] = []
+    for path in saos_dir.glob("judgments-page-*.json"):
+        items += json.loads(path.read_text("utf-8"))["items"]
     return items
 
 
@@ -54,7 +63,7 @@ def walk(api: SampleSaos, **args: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("size,pages", [(100, 2), (10, 20), (30, 7)])
 def test_pages_are_the_shared_items_resliced_by_page_size(saos_dir: Path, size: int,
                                                           pages: int) -> None:
-    api = SampleSaos(saos_dir.parent.parent)
+    api = SampleSaos(saos_dir.parent.parent, CONNECTOR_PAGES)
     walked = walk(api, pageSize=str(size))
     assert len(walked) == pages
     assert [i for p in walked for i in p["items"]] == published_items(saos_dir)
@@ -66,7 +75,7 @@ def test_pages_are_the_shared_items_resliced_by_page_size(saos_dir: Path, size: 
 
 
 def test_date_window_and_modification_time_filters(saos_dir: Path) -> None:
-    api = SampleSaos(saos_dir.parent.parent)
+    api = SampleSaos(saos_dir.parent.parent, CONNECTOR_PAGES)
     window = [i for p in walk(api, pageSize="100", judgmentStartDate="2011-05-04",
                               judgmentEndDate="2011-06-13") for i in p["items"]]
     expected = [i for i in published_items(saos_dir) if "2011-05-04" <= i["judgmentDate"] <= "2011-06-13"]
@@ -96,14 +105,14 @@ def test_date_window_and_modification_time_filters(saos_dir: Path) -> None:
 ])
 def test_invalid_parameters_answer_400_as_the_live_api(saos_dir: Path, args: dict[str, str],
                                                        prop: str) -> None:
-    reply = SampleSaos(saos_dir.parent.parent).respond(DUMP_PATH, args, BASE)
+    reply = SampleSaos(saos_dir.parent.parent, CONNECTOR_PAGES).respond(DUMP_PATH, args, BASE)
     assert reply.status == 400
     error = json.loads(reply.body)["error"]
     assert error["httpStatus"] == "400" and error["propertyName"] == prop
 
 
 def test_defaults_and_a_page_past_the_end(saos_dir: Path) -> None:
-    api = SampleSaos(saos_dir.parent.parent)
+    api = SampleSaos(saos_dir.parent.parent, CONNECTOR_PAGES)
     assert len(get(api)["items"]) == 20  # pageSize absent (or 0): the server's default 20
     assert len(get(api, pageSize="0")["items"]) == 20
     beyond = get(api, pageSize="100", pageNumber="5")
@@ -118,11 +127,12 @@ def test_offline_sync_reads_the_shared_pages_through_the_settings(sample_dir: Pa
     sync = judgment_sync_from_settings(settings)
     report = sync.sync()
     seconds = time.perf_counter() - started
-    assert report.complete and len(report.pages) == 2
-    assert (report.new, report.updated, report.quarantined) == (200, 0, 0)
+    held = every_item(saos_dir)  # the settings' source serves every held page
+    assert report.complete and len(report.pages) == -(-len(held) // 100)
+    assert (report.new, report.updated, report.quarantined) == (len(held), 0, 0)
     table = sync.store.judgments()
-    assert table.num_rows == 200 and sync.store.quarantine().num_rows == 0
-    assert table.column("judgment_id").to_pylist() == sorted(i["id"] for i in published_items(saos_dir))
+    assert table.num_rows == len(held) and sync.store.quarantine().num_rows == 0
+    assert table.column("judgment_id").to_pylist() == sorted(i["id"] for i in held)
     for page in report.pages:  # landed like live pages, labelled as the sample stand-in
         side = json.loads(sync.landing.get(page.raw_sha256).sidecar_path.read_text())
         assert side["source_url"].startswith(SAMPLE_BASE_URL + DUMP_PATH)
@@ -136,4 +146,4 @@ def test_offline_sync_reads_the_shared_pages_through_the_settings(sample_dir: Pa
 
     small = judgment_sync_from_settings(Settings(home=tmp_path / "small", sample_dir=sample_dir),
                                         SaosSettings(page_size=50)).sync()
-    assert small.complete and len(small.pages) == 4 and small.new == 200
+    assert small.complete and len(small.pages) == -(-len(held) // 50) and small.new == len(held)

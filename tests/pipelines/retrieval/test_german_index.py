@@ -83,8 +83,8 @@ def test_query_reductions(backend):
     q = "Ich bin Mieter und der Vermieter hat mir wegen Eigenbedarf gekündigt. Ist die Kündigung wirksam?"
     assert head_words(q, 4) == "Ich bin Mieter und"
     assert "Ich" not in drop_stopwords(q).split() and "Eigenbedarf" in drop_stopwords(q)
-    table = backend.state("de:bgb")["versions"]["2024-11-28"]["table"]
-    idf = CorpusIdf(t.split() for t in backend._table(table).to_arrow()["text_analyzed"].to_pylist())
+    table = backend.table_of("de:bgb", "2024-11-28")
+    idf = CorpusIdf(t.split() for t in backend._arrow(table)["text_analyzed"].to_pylist())
     kt = key_terms(q, backend.analyzer, idf, n=3).split()
     assert len(kt) == 3 and "Ich" not in kt and "Eigenbedarf" not in kt  # not a word of the law: no IDF
     assert kt == [w for w in q.replace(".", " ").replace("?", " ").split() if w in kt]  # question order

@@ -38,20 +38,36 @@ def model(legs=LEGS, prior_weight=0.0, counts=None, **kw) -> SectionFusion:
 
 
 @pytest.fixture(scope="module")
-def backend(tmp_path_factory, sample_dir):
-    from core.layout import Layout
-
-    layout = Layout(tmp_path_factory.mktemp("de_fusion"))
+def slice_chunks(sample_dir):
+    """The BGB slice's chunks and hashing vectors."""
     encoder = get_encoder("hashing")
-    be = open_embedded_backend(layout, encoder=encoder, lang="de")
     st = parse_gii_pdf(sample_dir / "de" / "pdf" / "BJNR001950896_bgb_gii_2024-11-28.pdf")
     arts = articles_table(st)
     arts = arts.filter(pa.array([n in KEEP for n in arts["number"].to_pylist()]))
     chunks = build_german_chunks(arts, max_tokens=256)
     vectors = encoder.encode_passages([f"{h}\n{t}" for h, t in zip(chunks["heading_path"].to_pylist(),
                                                                        chunks["text"].to_pylist())])
-    be.build("de:bgb", "2024-11-28", chunks, vectors)
+    return chunks, vectors
+
+
+@pytest.fixture(scope="module")
+def backend(tmp_path_factory, slice_chunks):
+    """The slice in the German language index (what statutes are searched from)."""
+    from core.layout import Layout
+
+    be = open_embedded_backend(Layout(tmp_path_factory.mktemp("de_fusion")), encoder=get_encoder("hashing"), lang="de")
+    be.build("de:bgb", "2024-11-28", *slice_chunks)
     return be
+
+
+@pytest.fixture(scope="module")
+def lance_backend(tmp_path_factory, slice_chunks):
+    """The same slice as a LanceDB table (how case-law collections are held), to compare the
+    in-memory legs with LanceDB's own retrievers; returns the backend and the table's name."""
+    from core.layout import Layout
+
+    be = open_embedded_backend(Layout(tmp_path_factory.mktemp("de_lance")), encoder=get_encoder("hashing"), lang="de")
+    return be, be.build_table("de:bgb", "2024-11-28", *slice_chunks).table
 
 
 LAY = ("Guten Tag, ich wohne seit zwölf Jahren zur Miete. Jetzt hat mir mein Vermieter wegen Eigenbedarf "
@@ -65,7 +81,7 @@ def hybrid(be, query, k=10, **filters):
 
 
 def test_legs_run_on_reduced_queries(backend):
-    table = backend.state("de:bgb")["versions"]["2024-11-28"]["table"]
+    table = backend.table_of("de:bgb", "2024-11-28")
     legs = backend.section_legs(table, LAY, Filters(act_ids=("de:bgb",)), LEGS, 20)
     assert set(legs) == set(LEGS) and all(legs.values())
     ids = {leg: [h.article_id for h in hits] for leg, hits in legs.items()}
@@ -92,7 +108,7 @@ def test_hybrid_uses_the_loaded_model_and_explains_its_sources(backend):
 
 def test_prior_lifts_a_general_section_no_leg_found(backend):
     q = "Mieterhöhung bis zur ortsüblichen Vergleichsmiete"
-    table = backend.state("de:bgb")["versions"]["2024-11-28"]["table"]
+    table = backend.table_of("de:bgb", "2024-11-28")
     lexical = ["bm25_stop", "bm25_key"]  # a dense leg ranks every chunk of this small slice
     legs = backend.section_legs(table, q, Filters(act_ids=("de:bgb",)), lexical, 100)
     assert "de:bgb:par:1004" not in {h.article_id for hits in legs.values() for h in hits}
@@ -172,7 +188,7 @@ def test_shipped_model_loads_for_its_encoder_only():
 
 
 def test_dense_reduces_only_long_german_questions(backend, monkeypatch):
-    table = backend.state("de:bgb")["versions"]["2024-11-28"]["table"]
+    table = backend.table_of("de:bgb", "2024-11-28")
     idf = backend.section_context(table).idf
     short = "Kündigung wegen Eigenbedarf"
     assert dense_query(short, backend.analyzer, idf) == short  # short: every word kept, even "Eigenbedarf"
@@ -197,10 +213,12 @@ def test_dense_reduces_only_long_german_questions(backend, monkeypatch):
     assert len(plain) == 5
 
 
-def test_in_memory_legs_equal_the_backends_own_retrievers(backend):
+def test_in_memory_legs_equal_the_backends_own_retrievers(backend, lance_backend):
     """The section legs read ids and scores only and score dense in memory: same hits, same scores
-    as ``bm25`` / ``dense`` through LanceDB (ties aside)."""
-    table = backend.state("de:bgb")["versions"]["2024-11-28"]["table"]
+    as ``bm25`` / ``dense`` through LanceDB (ties aside); the language index's view of the act
+    scores the same in memory."""
+    indexed = backend
+    backend, table = lance_backend
     f = Filters(act_ids=("de:bgb",), statuses=("in_force",))
     ctx = backend.section_context(table)
     q = "Kündigung der Wohnung wegen Eigenbedarf des Vermieters, Widerspruch des Mieters"
@@ -227,3 +245,7 @@ def test_in_memory_legs_equal_the_backends_own_retrievers(backend):
     assert ctx.exact_dense(vec, Filters(act_ids=("de:gg",)), 5) == []  # the filters apply in memory too
     assert ctx.exact_dense(vec, Filters(statuses=("repealed",)), 5) == backend.lance_dense(
         table, vec, Filters(statuses=("repealed",)), 5) == []  # the slice has no repealed §
+    view = indexed.section_context(indexed.table_of("de:bgb", "2024-11-28"))
+    assert key(view.exact_dense(vec, f, 30)) == key(ctx.exact_dense(vec, f, 30))
+    assert [r[0] for r in view.full_text("text_analyzed", tokens.split(), f, 30)] == \
+        [r[0] for r in ctx.full_text("text_analyzed", tokens.split(), f, 30)]
