@@ -53,28 +53,13 @@ def _source_and_changeset(context, storage: CorpusStorage, gesetze: GesetzeRepo,
     """The source and the partition's changeset, refused while an earlier changeset is not applied
     (versions are published in the source's order). A run restricted to some acts (``only``) needs
     only those acts settled in the earlier changesets that touched them."""
-    from pipelines.statutes.changeset_record import applied_keys, load_record
+    from pipelines.statutes.changeset_order import ChangesetOrderError, ordered_changeset
 
     source = gesetze.source(storage.layout)
-    history = source.history()
-    key = context.partition_key
-    cs = next((c for c in history if c.key == key), None)
-    if cs is None:
-        raise dg.Failure(f"changeset {key} is not in the gesetze history ({source.url})")
-    done = applied_keys(storage.layout, JURISDICTION)
-    missing = [c.key for c in history[:cs.seq] if c.members and c.key not in done]
-    if only:
-        scope = set(only)
-
-        def settled(c) -> bool:
-            touched = scope & {m.act_id for m in c.members}
-            return not touched or touched <= set(load_record(storage.layout, c).outcomes)
-
-        by_key = {c.key: c for c in history}
-        missing = [k for k in missing if not settled(by_key[k])]
-    if missing:
-        raise dg.Failure(f"{key}: {len(missing)} earlier changeset(s) are not applied yet (first {missing[0]}); "
-                         "versions are published in the source's order: run them first")
+    try:
+        cs = ordered_changeset(storage.layout, source.history(), context.partition_key, only=only, source=source.url)
+    except ChangesetOrderError as exc:
+        raise dg.Failure(str(exc)) from exc
     return source, cs
 
 

@@ -626,6 +626,8 @@ def cmd_notify(args: argparse.Namespace) -> int:
 
 def cmd_prefect(args: argparse.Namespace) -> int:
     """The same steps as Prefect flows, against Prefect's local ephemeral server (offline, quiet)."""
+    if args.flow == "de-changesets":  # German federal law: the gesetze changesets, no registry act
+        return _prefect_de_changesets(args)
     from rich.table import Table
 
     unknown = _unknown_act([args.act], source="eli" if args.flow == "refresh" else None)
@@ -725,6 +727,39 @@ def _prefect_pl_cases(console, home: str | None, args: argparse.Namespace) -> in
                   f"({', '.join(f'{n} {k}' for k, n in report.resolution.items())}); "
                   f"{report.cited_articles} articles cited")
     return 0
+
+
+def _prefect_de_changesets(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from lexpipe.prefect_de_statutes import ChangesetsFailed, de_changesets
+
+    console = _console()
+    state = de_changesets(until=args.until, acts=args.acts or None, home=str(Path(args.home).resolve()) if args.home
+                          else None, index=not args.no_index, return_state=True)
+    outcome = state.result(raise_on_failure=False)
+    report = outcome.report if isinstance(outcome, ChangesetsFailed) else outcome
+    if isinstance(outcome, BaseException) and report is outcome:  # refused before any changeset ran
+        console.print(f"[red]prefect de-changesets failed:[/] {outcome}")
+        return 1
+    table = Table(title="German federal law: gesetze changesets (Prefect)")
+    for col in ("changeset", "kind", "gazette", "acts", "published", "unchanged", "quarantined", "check",
+                "index rows +/−", "result"):
+        table.add_column(col)
+    for c in report.changesets:
+        n = c.applied.counts if c.applied else {}
+        check = "-" if c.check is None else "passed" if c.check.passed else f"warn: {c.check.quarantined} quarantined"
+        idx = f"+{c.index['rows_added']} −{c.index['rows_closed']}" if c.index else "-"
+        table.add_row(c.key, c.kind, c.gazette or "-", str(c.acts), str(n.get("published", "-")),
+                      str(n.get("unchanged", "-")), str(n.get("quarantined", "-")), check, idx,
+                      c.status if not c.error else f"{c.status}: {c.error}"[:160])
+    console.print(table)
+    if not report.changesets:
+        console.print("nothing to apply: every changeset the source offers" + (f" up to {args.until}" if args.until
+                                                                               else "") + " is applied")
+    if isinstance(outcome, ChangesetsFailed):
+        console.print(f"[red]FAILED:[/] {outcome}", markup=True, highlight=False, soft_wrap=True)
+    return 0 if state.is_completed() else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -830,7 +865,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_notify)
     p = sub.add_parser("prefect", help="the corpus refresh, benchmark, answer or Polish case-law job as a "
                                        "Prefect flow (local ephemeral server, offline)")
-    p.add_argument("flow", choices=["refresh", "benchmark", "answers", "pl-cases"])
+    p.add_argument("flow", choices=["refresh", "benchmark", "answers", "pl-cases", "de-changesets"])
     p.add_argument("--versions", nargs="+", help="refresh: these text-state versions (default: every version "
                                                  "the source offers); benchmark/answers: this version "
                                                  "(default: the serving one)")
@@ -844,6 +879,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-questions", type=int, default=0, help="answers: a stable sample of this many questions")
     p.add_argument("--max-pages", type=int, default=None, help="pl-cases: stop the SAOS pass after this many "
                                                                "dump pages (the next run resumes)")
+    p.add_argument("--until", help="de-changesets: stop after this changeset key (e.g. 0163-100ac536), or 'import'")
+    p.add_argument("--acts", nargs="+", metavar="ID", help="de-changesets: only the changesets touching these acts "
+                                                           "(e.g. de:bgb), built for them only")
     p.set_defaults(func=cmd_prefect)
     args = parser.parse_args(argv)
     return args.func(args)

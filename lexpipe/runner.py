@@ -176,7 +176,7 @@ def run_german_changesets(settings: Settings, *, acts: list[str] | None = None, 
     from assets.definitions import build_definitions
     from assets.resources import default_resources
     from core.layout import Layout
-    from pipelines.statutes.changeset_record import ChangesetRecord, load_record
+    from pipelines.statutes.changeset_order import changesets_to_apply
 
     resources = resources or default_resources(settings)
     defs = build_definitions(resources)
@@ -184,23 +184,15 @@ def run_german_changesets(settings: Settings, *, acts: list[str] | None = None, 
     layout = Layout(Path(resources["storage"].home))
     source = resources["gesetze"].source(layout)
     runs = []
-    for cs in source.changesets():
-        if not cs.members:
-            continue
-        wanted = [m.act_id for m in cs.members if acts is None or m.act_id in acts]
-        rec: ChangesetRecord = load_record(layout, cs)
-        if wanted and (rec.applied or all(a in rec.outcomes for a in wanted)):
-            wanted = []
-        if wanted:
-            if progress:
-                progress(f"{cs.key} {cs.kind} {cs.gazette or cs.title}: {len(wanted)} act(s) → parse → checks → chunks "
-                         f"→ diff → publish" + (" → index" if index else ""))
-            run = run_changeset(settings, cs.key, acts=wanted if acts is not None else None, index=index,
-                                instance=instance, resources=resources, defs=defs, log_level=log_level)
-            runs.append(run)
-            if not run.success:
-                break
-        if until is not None and (cs.key == until or (until == "import" and cs.kind == "import")):
+    for planned in changesets_to_apply(layout, source.changesets(), acts=acts, until=until):
+        cs, wanted = planned.changeset, planned.acts
+        if progress:
+            progress(f"{cs.key} {cs.kind} {cs.gazette or cs.title}: {len(wanted or cs.members)} act(s) → parse → checks "
+                     f"→ chunks → diff → publish" + (" → index" if index else ""))
+        run = run_changeset(settings, cs.key, acts=list(wanted) if wanted is not None else None, index=index,
+                            instance=instance, resources=resources, defs=defs, log_level=log_level)
+        runs.append(run)
+        if not run.success:
             break
     return runs
 
