@@ -47,7 +47,7 @@ def load_reference():
     return mod.reference_score
 
 
-def gold_articles(legal_basis: str, act: str = "pl:kc") -> set[str]:
+def gold_articles(legal_basis: str, act: str) -> set[str]:
     return {f"{act}:art:{n}" for n in re.findall(r"art\.\s*(\d+(?:\^\d+)?)", legal_basis)}
 
 
@@ -61,7 +61,7 @@ def load_questions(exams: Path, years: list[int]) -> list[tuple[str, set[str]]]:
                     continue
                 r = json.loads(line)
                 if r["legal_basis"].strip().endswith("k.c."):
-                    by_q.setdefault(r["question"], set()).update(gold_articles(r["legal_basis"]))
+                    by_q.setdefault(r["question"], set()).update(gold_articles(r["legal_basis"], "pl:kc"))
     return list(by_q.items())
 
 

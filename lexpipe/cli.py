@@ -630,7 +630,11 @@ def cmd_prefect(args: argparse.Namespace) -> int:
         return _prefect_de_changesets(args)
     from rich.table import Table
 
-    unknown = _unknown_act([args.act], source="eli" if args.flow == "refresh" else None)
+    if args.flow != "pl-cases" and not args.act:  # one act per flow, named: none is assumed
+        print(f"lexpipe prefect {args.flow}: --act is required (a Polish registry act, e.g. --act pl:kc)",
+              file=sys.stderr)
+        return 2
+    unknown = _unknown_act([args.act] if args.act else [], source="eli" if args.flow == "refresh" else None)
     if unknown:  # before Prefect's server starts: nothing runs
         print(f"lexpipe prefect {args.flow}: {unknown}", file=sys.stderr)
         return 2
@@ -824,7 +828,8 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_search)
     p = sub.add_parser("index", help="(re)build the search index (embedded, or Elasticsearch when "
                                      "LEXPIPE_ELASTICSEARCH_URL is set) for published versions")
-    p.add_argument("--act", default="pl:kc", help="registry act id (default pl:kc)")
+    p.add_argument("--act", required=True, help="the registry act whose published versions are indexed, e.g. "
+                                                 "pl:kc (required: no act is assumed)")
     p.add_argument("--version", action="append")
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_index)
@@ -870,8 +875,8 @@ def main(argv: list[str] | None = None) -> int:
                                                  "the source offers); benchmark/answers: this version "
                                                  "(default: the serving one)")
     p.add_argument("--home", help="override LEXPIPE_HOME")
-    p.add_argument("--act", default="pl:kc", help="the Polish registry act refreshed, benchmarked or answered "
-                                                   "(default pl:kc)")
+    p.add_argument("--act", help="refresh/benchmark/answers: the Polish registry act refreshed, benchmarked or "
+                                 "answered, e.g. pl:kc (required for these flows: no act is assumed)")
     p.add_argument("--no-index", action="store_true", help="refresh: publish without indexing")
     p.add_argument("--no-eval", action="store_true", help="benchmark: staleness only, no retrieval evaluation")
     p.add_argument("--eval-max-questions", type=int, default=None,

@@ -69,9 +69,6 @@ from core.settings import Settings, get_settings  # noqa: E402
 from pipelines.statutes.pl import build as statute_build  # noqa: E402
 from pipelines.statutes.checks import CorpusValidationError, check_articles, check_chunks  # noqa: E402
 from pipelines.statutes.store import CorpusError, CorpusStore  # noqa: E402
-from pipelines.benchmarks.legal_basis import EXAM_ACT  # noqa: E402
-
-ACT_ID = EXAM_ACT  # the benchmark and answer flows: the act whose versions the exam benchmark follows
 
 
 # ----------------------------------------------------------------------------------------------
@@ -364,7 +361,7 @@ def notify(home: str, act_id: str, version: str) -> Notified:
 
 
 @flow(name="notify-subscribers", persist_result=False, validate_parameters=True)
-def notify_subscribers(act_id: str = EXAM_ACT, version: str | None = None, home: str | None = None) -> Notified:
+def notify_subscribers(act_id: str, version: str | None = None, home: str | None = None) -> Notified:
     """The notify step alone, for one published version (default: the serving one): re-sends
     nothing already delivered, builds what is missing (e.g. saved queries deferred until the index
     was built) and retries what is due."""
@@ -425,8 +422,8 @@ def _settle(layout: Layout, record, act_id: str, version: str, outcome: str, rea
 
 
 @flow(name="corpus-refresh", persist_result=False, validate_parameters=True)
-def corpus_refresh(versions: list[str] | None = None, home: str | None = None, index_versions: bool = True,
-                   act_id: str = EXAM_ACT) -> RefreshReport:
+def corpus_refresh(versions: list[str] | None = None, home: str | None = None, index_versions: bool = True, *,
+                   act_id: str) -> RefreshReport:
     """One Polish act of the home's registry (``act_id``: a curated row, or an act the ELI listing
     discovered — the listing is read first when the registry does not hold it): download → parse →
     validate → chunk → validate → diff → publish → index → notify (webhook subscribers), oldest
@@ -623,7 +620,7 @@ class BenchmarkReport:
     regression: str | None
 
 
-def _serving_or(layout: Layout, version: str | None, act_id: str = ACT_ID) -> str:
+def _serving_or(layout: Layout, version: str | None, act_id: str) -> str:
     from schemas.acts import registry
 
     registry().get(act_id)  # an unknown act id: KeyError naming it and the registry's ids
@@ -639,7 +636,7 @@ def _serving_or(layout: Layout, version: str | None, act_id: str = ACT_ID) -> st
 
 @flow(name="benchmark", persist_result=False, validate_parameters=True)
 def benchmark(version: str | None = None, home: str | None = None, max_questions: int | None = None,
-              evaluate: bool = True, act_id: str = ACT_ID) -> BenchmarkReport:
+              evaluate: bool = True, *, act_id: str) -> BenchmarkReport:
     """question table → check → staleness → retrieval evaluation (+ regression check) of one
     published version of ``act_id`` (default: the serving one). ``max_questions``: a stable sample for the
     evaluation (default ``LEXPIPE_BENCHMARK_MAX_QUESTIONS``; 0 = all)."""
@@ -685,7 +682,7 @@ class AnswerRun:
 
 @task(name="answer-questions", cache_policy=NO_CACHE)
 def answer_questions(home: str, act_id: str, version: str, run_tag: str, max_questions: int) -> AnswerRun:
-    """Answer and score the version's non-stale Civil Code questions (offline answerer, or the
+    """Answer and score the version's non-stale questions citing ``act_id`` (offline answerer, or the
     gAIus agent when ``LEXPIPE_LLM_BASE_URL`` / ``LEXPIPE_LLM_MODEL`` are set)."""
     from pipelines.answers.answer_run import answers_step, llm_settings_from_env
     from pipelines.retrieval.index_build import open_backend
@@ -704,7 +701,7 @@ def answer_questions(home: str, act_id: str, version: str, run_tag: str, max_que
 
 @flow(name="answers", persist_result=False, validate_parameters=True)
 def answers(version: str | None = None, home: str | None = None, max_questions: int = 0,
-            act_id: str = ACT_ID) -> AnswerRun:
+            *, act_id: str) -> AnswerRun:
     """The answer job on one published version (default: the serving one); needs the benchmark
     flow's question table and that version's staleness file."""
     from prefect.runtime import flow_run

@@ -54,7 +54,7 @@ def discover_polish_acts(settings: Settings, *, resources: dict | None = None, s
     return pl_statutes.discover(layout, resources["eli"].source(layout.raw), save=save)
 
 
-def run_corpus(settings: Settings, *, act_id: str = "pl:kc", versions: list[str] | None = None,
+def run_corpus(settings: Settings, *, act_id: str, versions: list[str] | None = None,
                instance: dg.DagsterInstance | None = None, resources: dict | None = None, progress=None,
                log_level: str = "INFO", index: bool = True) -> list[PartitionRun]:
     """Every version the ELI source offers of one Polish act of the home's registry (a curated row
@@ -350,12 +350,12 @@ class BenchmarkRun:
     seconds: float
     failed_checks: list[str]
     skipped: list[str]
-    error: str | None = None
-    run_id: str = ""
-    act_id: str = "pl:kc"
+    error: str | None
+    run_id: str
+    act_id: str
 
 
-def run_benchmarks(settings: Settings, *, act_id: str = "pl:kc", versions: list[str] | None = None,
+def run_benchmarks(settings: Settings, *, act_id: str, versions: list[str] | None = None,
                    instance: dg.DagsterInstance | None = None, resources: dict | None = None, progress=None,
                    log_level: str = "INFO", evaluate: bool = True, questions: bool = True) -> list[BenchmarkRun]:
     """One act's ``benchmark_nightly_<act>`` job after a corpus run: the question table (once, with

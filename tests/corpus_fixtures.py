@@ -80,7 +80,7 @@ def build_published_corpus(root: Path, sample_dir: Path) -> PublishedCorpus:
     home = root / "home"
     settings = Settings(home=home, sample_dir=sample_dir, offline=True, parse_workers=2, encoder="hashing")
     with dagster_home_env(dagster_home), open_instance(dagster_home) as instance:
-        runs = run_corpus(settings, instance=instance, log_level="WARNING")
+        runs = run_corpus(settings, act_id="pl:kc", instance=instance, log_level="WARNING")
     assert [(r.version, r.success) for r in runs] == [(OLD, True), (NEW, True)], runs
     return PublishedCorpus(home, dagster_home, tuple(runs))
 

@@ -54,7 +54,7 @@ class SelectedQuestion:
     exam_date: dt.date | None = None  # the exam's day when the source prints it (citations are verified on it)
 
 
-def questions_from_benchmark(table: pa.Table, *, act_id: str = "pl:kc", stale_ids: Iterable[str] = (),
+def questions_from_benchmark(table: pa.Table, *, act_id: str, stale_ids: Iterable[str] = (),
                              years: Sequence[int] | None = None) -> tuple[list[SelectedQuestion], dict]:
     """Multiple-choice questions whose gold cites ``act_id`` (at least one in-corpus reference).
 

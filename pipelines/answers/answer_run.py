@@ -44,6 +44,15 @@ class AnswerRunOutcome:
     seconds: float
 
 
+def answer_run_id(act_id: str, version: str, answerer: str, run_tag: str) -> str:
+    """``pl-kc_2025-11-13_offline_1a2b3c4d``: act, version, answerer, the first 8 characters of the
+    orchestrator's run id — the same shape for every act. Runs written before issue 24 named the
+    Civil Code's runs without the act (``2025-11-13_offline_1a2b3c4d``); they need no shim: runs are
+    found by their run-tag suffix (``*_<tag>.json``, as ``lexpipe run`` does), which both share,
+    and nothing reads the act out of a run id."""
+    return f"{act_id.replace(':', '-')}_{version}_{answerer.replace(':', '-').replace('/', '-')}_{run_tag[:8]}"
+
+
 def answers_step(layout: Layout, *, act_id: str, version: str, backend: Any, run_tag: str, llm: Any = None,
                  max_questions: int = 0, progress: Callable[[str], None] | None = None) -> AnswerRunOutcome:
     """Answer every multiple-choice question citing ``act_id`` that is not stale in ``version`` with
@@ -88,11 +97,10 @@ def answers_step(layout: Layout, *, act_id: str, version: str, backend: Any, run
 
         name = f"gaius:{llm.model}"
         say(f"answering {len(qs)} questions with the gAIus agent on {llm.model}")
-        results = answer_questions(qs, search, llm,
+        results = answer_questions(qs, search, llm, act_id=act_id,
                                    known_unit_ids=known_unit_ids_from_corpus(layout.version_dir(act_id, version)))
     seconds = time.perf_counter() - t0
-    act = "" if act_id == "pl:kc" else f"{act_id.replace(':', '-')}_"  # the Civil Code's run ids predate the others
-    run_id = f"{act}{version}_{name.replace(':', '-').replace('/', '-')}_{run_tag[:8]}"
+    run_id = answer_run_id(act_id, version, name, run_tag)
     checks = verify_all(CitationVerifier.at(layout.home), results,
                         [question_date(s.exam_date, version) for s in selected])
     table = results_table(selected, results, run_id=run_id, answerer=name, corpus_version=version,

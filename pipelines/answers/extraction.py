@@ -17,6 +17,7 @@ prompt and everything deterministic around it:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -99,16 +100,47 @@ _ID = re.compile(r"\b([a-z]{2}:[a-z0-9_]+:art:[0-9a-z^]+(?::(?:par|pt|lit):[0-9a
 _PAR = re.compile(rf"§\s*({_NUM}(?:{_LIST}(?:§\s*)?{_NUM}(?!\w))*)")  # "§ 1", "§ 1 i 2", "§ 1 i § 2"
 _PT = re.compile(r"\bpkt\.?\s*(\d+[a-z]?(?:\^\d+)?)", re.I)
 _LIT = re.compile(r"\blit\.?\s*([a-z])\b", re.I)
-# Markers of the Civil Code and of other acts, looked for after an article reference.
-_KC = re.compile(r"\bk\.\s?c\.|\bkc\b|kodeks\w*\s+cywiln\w*", re.I)
-_OTHER_ACT = re.compile(
+# Markers of acts, looked for after an article reference: any act's (``_ANY_ACT``), and the
+# marker of the act answered (:func:`_own_marker`), which wins where both start.
+_ANY_ACT = re.compile(
     r"\bk\.\s?(?:[a-ząćęłńóśźż]{1,3}\.\s?){2,3}"  # k.p.c., k.r.o., k.s.h., k.p.a.
-    r"|\bk\.\s?[kpw]\.(?!\s?[a-z]\.)"  # k.k., k.p., k.w.
-    r"|kodeks\w*\s+(?!cywiln)\w+"  # Kodeksu postępowania …, Kodeksu pracy
+    r"|\bk\.\s?[ckpw]\.(?!\s?[a-z]\.)"  # k.c., k.k., k.p., k.w.
+    r"|kodeks\w*\s+\w+"  # Kodeksu cywilnego, Kodeksu postępowania …, Kodeksu pracy
     # "ustawy o …", "ustawy z dnia …" name an act; "sprzeczna z ustawą" in a gloss does not.
     r"|\bustaw[aąyie]{1,2}\s+(?:z\s+dnia|o)\b|\bust\.\s?\d|\bkonstytucj\w*|\bu\.\s?[a-z]\.|\bpr\.\s?[a-z]"
     r"|\brozporządzeni\w*\s+(?:z\s+dnia|w\s+sprawie|ministra|rady)",
     re.I)
+
+
+_STEM = 4  # title words compared by their first letters: "Kodeksu cywilnego" is "Kodeks cywilny"
+
+
+def _abbreviation(citation: str) -> str:
+    """``k.p.c.`` → a regex with free spacing after each dot and the final dot optional, which
+    does not match the start of a longer abbreviation (``k.p.`` is not ``k.p.c.``)."""
+    parts = [re.escape(p) for p in re.findall(r"[^\s.]+", citation)]
+    return (r"(?<![\w.])" + r"\.\s?".join(parts) + r"(?:\.(?!\s?[a-z]\.)(?!\w)|(?![\w.]))") if parts else ""
+
+
+@functools.lru_cache(maxsize=64)
+def _own_marker(act_id: str) -> re.Pattern:
+    """The designations of ``act_id`` after an article number: its registry citation forms
+    (``k.c.``), its slug as a bare word (``kc``) and its title in any case (``Kodeksu
+    cywilnego``). An act the registry does not hold is known by its slug only."""
+    from schemas.acts import registry
+
+    slug = act_id.split(":", 1)[-1]
+    forms = [rf"\b{re.escape(slug)}\b"] if re.fullmatch(r"[a-z]{2,6}", slug) else []
+    try:
+        act = registry().get(act_id)
+    except KeyError:
+        act = None
+    if act is not None:
+        forms += [_abbreviation(c) for c in act.citations if _abbreviation(c)]
+        words = re.findall(r"\w+", act.title.lower())
+        if words:
+            forms.append(r"\s+".join(rf"{re.escape(w[:_STEM])}\w*" for w in words))
+    return re.compile("|".join(forms) or r"(?!)", re.I)
 
 
 def _normalize(text: str) -> str:
@@ -125,12 +157,14 @@ class ParsedCitation:
     foreign: tuple[str, ...] = ()  # references to other acts, as written ("art. 5 k.p.c.")
 
 
-def parse_citation(text: str, *, default_act: str = "pl:kc") -> ParsedCitation:
+def parse_citation(text: str, *, default_act: str) -> ParsedCitation:
     """Unit ids named by one citation string. Articles without an act marker belong to
-    ``default_act``; one article with several ``§`` gives one id per paragraph.
+    ``default_act`` (the act the questions are about: the caller names it, none is assumed);
+    one article with several ``§`` gives one id per paragraph.
 
-    ``art. 109^1 § 2 k.c.`` → ``pl:kc:art:109^1:par:2``; ``art. 5 i art. 7 k.c.`` → two ids;
-    ``art. 5 k.p.c.`` → listed in ``foreign`` (not a Civil Code unit)."""
+    With ``default_act="pl:kc"``: ``art. 109^1 § 2 k.c.`` → ``pl:kc:art:109^1:par:2``;
+    ``art. 5 i art. 7 k.c.`` → two ids; ``art. 5 k.p.c.`` → listed in ``foreign`` (not a unit of
+    the act). With ``default_act="pl:kp"`` the roles swap: ``art. 5 k.c.`` is foreign."""
     norm = _normalize(text)
     ids = [m.group(1) for m in _ID.finditer(norm)]
     if ids:
@@ -143,8 +177,8 @@ def parse_citation(text: str, *, default_act: str = "pl:kc") -> ParsedCitation:
         # An act marker may sit after a later article of the same list ("art. 5 i 6 k.p.c.");
         # the first marker anywhere after this reference decides.
         tail = norm[m.end():]
-        other, kc = _OTHER_ACT.search(tail), _KC.search(tail)
-        if other and (kc is None or other.start() < kc.start()):
+        other, own = _ANY_ACT.search(tail), _own_marker(default_act).search(tail)
+        if other and (own is None or other.start() < own.start()):
             foreign.append((norm[m.start(): m.end()] + " " + other.group(0)).strip())
             continue
         numbers = [n.lower() for n in _NUM_RE.findall(m.group(1))]
@@ -190,10 +224,10 @@ def _deflattened(article_id: str, known: Collection[str]) -> str | None:
 
 
 def resolve_citations(citations: Iterable[str], known_unit_ids: Collection[str] | None = None, *,
-                      default_act: str = "pl:kc") -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+                      default_act: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(valid unit ids, invalid citation strings, notes).
 
-    Without ``known_unit_ids`` every parsed Civil Code id is accepted (nothing to check against).
+    Without ``known_unit_ids`` every parsed id of ``default_act`` is accepted (nothing to check against).
     With it: an article that does not exist makes the citation invalid, and so does a paragraph
     that does not exist in an article that has paragraphs (``art. 109^3 § 2``, the paper's
     hallucination example). A ``§`` of an article without paragraphs, or a point/letter we cannot
@@ -286,7 +320,7 @@ def _read_option(value: Any, question: AnswerQuestion) -> tuple[str | None, str 
 
 def parse_extraction(reply: str | None, question: AnswerQuestion,
                      known_unit_ids: Collection[str] | None = None, *,
-                     default_act: str = "pl:kc") -> Extraction:
+                     default_act: str) -> Extraction:
     """The extraction agent's reply → :class:`Extraction` (never raises on model output)."""
     obj = find_json_object(reply)
     if obj is None:

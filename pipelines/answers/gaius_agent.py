@@ -39,7 +39,7 @@ from pipelines.retrieval.interface import Hit
 from pipelines.tools import openai_tool
 
 __all__ = ["AGENT_SYSTEM_PROMPT", "AGENT_USER_TEMPLATE", "SEARCH_TOOL", "SearchFn", "GaiusConfig",
-           "GaiusAgent", "answer_questions"]
+           "GaiusAgent", "answer_questions", "searched_act"]
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ AGENT_SYSTEM_PROMPT = (
     "1. Wybrać poprawną odpowiedź.\n"
     "2. Podać szczegółowe uzasadnienie swojego wyboru.\n"
     "3. Wskazać właściwy artykuł (lub artykuły) jednego z polskich aktów prawnych.\n\n"
-    "Masz do dyspozycji narzędzie „search”, które przeszukuje Kodeks cywilny i zwraca artykuły "
+    "Masz do dyspozycji narzędzie „search”, które przeszukuje {act} i zwraca artykuły "
     "najlepiej pasujące do zapytania. Zanim odpowiesz, skorzystaj z niego: przeformułuj pytanie na "
     "krótkie, ogólne zapytanie oddające istotę zagadnienia, najlepiej słowami, których używa sam "
     "przepis (np. pytanie „Kto może zostać ubezwłasnowolniony?” → zapytanie "
@@ -65,6 +65,20 @@ AGENT_SYSTEM_PROMPT = (
     "Zadbaj o to, by odpowiedź była precyzyjna i rzeczowa. Odpowiadaj po polsku."
 )
 AGENT_USER_TEMPLATE = "{question}\n{options}"
+
+
+def searched_act(act_id: str) -> str:
+    """The act the search tool searches, as the system prompt names it (accusative): a code's
+    title as it is (``Kodeks cywilny``: the prompt of the paper, word for word), another act as
+    ``akt „<title>”``, an act the registry does not hold by its id."""
+    from schemas.acts import registry
+
+    try:
+        title = registry().get(act_id).title
+    except KeyError:
+        return f"akt {act_id}"
+    return title if title.startswith("Kodeks ") else f"akt „{title}”"
+
 # The shared ``search`` definition (pipelines.tools: the one the MCP server lists), with only the
 # argument the agent fills in: ``k`` is the agent's own (GaiusConfig.search_k), the act is the
 # retriever's. The Polish guidance on how to query stays in AGENT_SYSTEM_PROMPT.
@@ -120,13 +134,16 @@ class GaiusAgent:
 
     ``known_unit_ids`` (ids of ``nodes.parquet``, see
     :func:`pipelines.answers.extraction.known_unit_ids_from_corpus`) lets extraction reject
-    invented articles; without it every well-formed Civil Code citation is accepted.
+    invented articles; without it every well-formed citation of ``act_id`` is accepted. ``act_id``:
+    the act the questions are about and ``search`` searches (named in the system prompt; articles
+    cited without an act belong to it).
     """
 
-    def __init__(self, client: ChatClient, search: SearchFn, *, config: GaiusConfig | None = None,
+    def __init__(self, client: ChatClient, search: SearchFn, *, act_id: str, config: GaiusConfig | None = None,
                  known_unit_ids: Collection[str] | None = None) -> None:
         self.client = client
         self.search = search
+        self.act_id = act_id
         self.config = config or GaiusConfig()
         self.known_unit_ids = known_unit_ids
         self._search_lock = threading.Lock()
@@ -193,7 +210,7 @@ class GaiusAgent:
                    trace: _Trace) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
         letters = ", ".join(q.options)
         messages: list[dict] = [
-            {"role": "system", "content": AGENT_SYSTEM_PROMPT.format(letters=letters)},
+            {"role": "system", "content": AGENT_SYSTEM_PROMPT.format(letters=letters, act=searched_act(self.act_id))},
             {"role": "user", "content": AGENT_USER_TEMPLATE.format(question=q.question,
                                                                    options=format_options(q.options))},
         ]
@@ -225,7 +242,7 @@ class GaiusAgent:
             extraction_messages(q, trace.reply),
             response_format={"type": "json_object"} if self.client.settings.json_mode else None)
         trace.count(ext_comp)
-        ext = parse_extraction(ext_comp.content, q, self.known_unit_ids)
+        ext = parse_extraction(ext_comp.content, q, self.known_unit_ids, default_act=self.act_id)
         trace.problems.extend(ext.problems)
         return ext.option, ext.cited_unit_ids, ext.invalid_citations
 
@@ -287,7 +304,7 @@ class GaiusAgent:
 
 
 def answer_questions(questions: Sequence[AnswerQuestion], search: SearchFn, settings: LLMSettings, *,
-                     config: GaiusConfig | None = None,
+                     act_id: str, config: GaiusConfig | None = None,
                      known_unit_ids: Collection[str] | None = None,
                      on_result: Callable[[AnswerResult], None] | None = None,
                      transport: httpx.AsyncBaseTransport | None = None) -> list[AnswerResult]:
@@ -296,7 +313,7 @@ def answer_questions(questions: Sequence[AnswerQuestion], search: SearchFn, sett
 
     async def main() -> list[AnswerResult]:
         async with ChatClient(settings, transport=transport) as client:
-            agent = GaiusAgent(client, search, config=config, known_unit_ids=known_unit_ids)
+            agent = GaiusAgent(client, search, act_id=act_id, config=config, known_unit_ids=known_unit_ids)
             return await agent.answer_all(questions, on_result=on_result)
 
     return asyncio.run(main())

@@ -132,6 +132,15 @@ def article_label(article_id: str) -> str:
     return f"art. {m.group(1)}" if m else article_id
 
 
+def unit_citation(unit: Unit) -> str:
+    """The unit as its act prints it (``art. 210 § 1 k.c.``, ``art. 5 k.p.``: the act's citation
+    from the registry), or its label alone for an act the registry does not hold."""
+    from pipelines.answers.citation_check import citation_text
+
+    text = citation_text(unit.unit_id)
+    return unit.label if text == unit.unit_id else text
+
+
 def split_units(article_id: str, text: str, rank: float = 1.0) -> list[Unit]:
     """An article's text → its paragraphs ("§ 1. …" at line starts), ids as in the corpus
     (``…:par:1``, ``…:par:2^1``); an article without §§ is one unit with the article id."""
@@ -547,13 +556,14 @@ class OfflineAnswerer:
         if len(snippet) > cfg.snippet_chars:
             snippet = snippet[:cfg.snippet_chars].rsplit(" ", 1)[0] + " …"
         cov = a.features[i, 0]
+        cited = unit_citation(unit)
         if a.inverted:
             why = (f"Pytanie dotyczy wyjątku ({a.inverted_reason}); wariant {letter}) jest najsłabiej "
-                   f"poparty przez {unit.label} k.c.")
+                   f"poparty przez {cited}")
         else:
-            why = (f"Wariant {letter}) najlepiej odpowiada {unit.label} k.c. (pokrycie słów wariantu "
+            why = (f"Wariant {letter}) najlepiej odpowiada {cited} (pokrycie słów wariantu "
                    f"{cov:.0%}).")
-        explanation = f"{why} {unit.label} k.c.: „{snippet}”"
+        explanation = f"{why} {cited}: „{snippet}”"
         problems = list(a.problems)
         order = sorted(range(len(s)), key=lambda j: -s[j])
         if len(order) > 1 and abs(s[order[0]] - s[order[1]]) < 1e-9:

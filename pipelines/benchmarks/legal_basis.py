@@ -32,8 +32,6 @@ from typing import Iterable
 
 from schemas.acts import ActRegistry, registry
 
-EXAM_ACT = "pl:kc"  # the act whose versions partition the exam benchmark (its staleness and evaluation)
-
 
 def exam_corpus_acts() -> frozenset[str]:
     """The acts whose references count as ``in_corpus``: every Polish act of the registry (read at

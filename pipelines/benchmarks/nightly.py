@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.layout import Layout
-from core.atomic import atomic_write_bytes, atomic_write_json
+from core.atomic import atomic_write_json
 from pipelines.statutes.store import CorpusStore, write_table
 
 Progress = Callable[[str], None]
@@ -288,8 +288,7 @@ def retrieval_eval_step(layout: Layout, *, act_id: str, version: str, run_id: st
     history = EvalHistory(eval_root(layout))
     path = history.append(rows)
     png = plot_history(history.read(), question_set=question_set.label, act_id=act_id)
-    plot_path = eval_root(layout) / ("history.png" if act_id == "pl:kc" else f"history_{act_id.replace(':', '_')}.png")
-    atomic_write_bytes(plot_path, png)
+    plot_path = history.write_plot(act_id, png)
     best = max((r for r in rows.to_pylist() if r["mrr"] is not None), key=lambda r: r["mrr"], default=None)
     return EvalOutcome(rows, path, plot_path, png, len(qs), sum(skipped.values()), question_set.label, encoder.id,
                        type(backend).__name__, time.perf_counter() - t0, encode_s, history.read().num_rows, best,
@@ -319,8 +318,7 @@ class RegressionCheck:
     compared: int
 
 
-def check_regressions(layout: Layout, *, version: str, run_id: str, margin: float,
-                      act_id: str = "pl:kc") -> RegressionCheck:
+def check_regressions(layout: Layout, *, act_id: str, version: str, run_id: str, margin: float) -> RegressionCheck:
     """Did any metric of ``run_id`` on ``act_id`` ``version`` fall by more than ``margin`` against
     the previous run of the same act, scope, benchmark, retriever, query style and question set?
     Without rows of ``run_id`` (a check launched on its own) the newest run of the version is

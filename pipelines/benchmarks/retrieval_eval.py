@@ -234,6 +234,12 @@ def _safe(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", s)
 
 
+# Homes built before issue 24 named this act's files without the act (``history/<version>__<run
+# id>.parquet``, ``history.png``); every act's names now carry the act. Only reading uses it: a
+# legacy file is found when the act-named one is absent, and replaced when that is written.
+LEGACY_UNNAMED_ACT = "pl:kc"
+
+
 @dataclass
 class EvalHistory:
     """The evaluation history under ``root`` (``$LEXPIPE_HOME/benchmarks/retrieval_eval``)."""
@@ -245,10 +251,48 @@ class EvalHistory:
     def history_dir(self) -> Path:
         return self.root / "history"
 
-    def file_for(self, run_id: str, version: str, act_id: str = "pl:kc") -> Path:
-        # the Civil Code's files predate the other acts and keep their names
-        act = "" if act_id == "pl:kc" else f"{_safe(act_id)}__"
-        return self.history_dir / f"{act}{_safe(version)}__{_safe(run_id)}.parquet"
+    def file_for(self, run_id: str, version: str, act_id: str) -> Path:
+        """Where one (run, act, version)'s rows are written: ``<act>__<version>__<run id>.parquet``."""
+        return self.history_dir / f"{_safe(act_id)}__{_safe(version)}__{_safe(run_id)}.parquet"
+
+    def legacy_file_for(self, run_id: str, version: str, act_id: str) -> Path | None:
+        """The name a home built before issue 24 gave these rows (:data:`LEGACY_UNNAMED_ACT`
+        only), else None."""
+        if act_id != LEGACY_UNNAMED_ACT:
+            return None
+        return self.history_dir / f"{_safe(version)}__{_safe(run_id)}.parquet"
+
+    def existing_file_for(self, run_id: str, version: str, act_id: str) -> Path | None:
+        """The file holding one (run, act, version)'s rows: the act-named one, else the legacy
+        name; None when neither exists."""
+        legacy = self.legacy_file_for(run_id, version, act_id)
+        return next((f for f in (self.file_for(run_id, version, act_id), legacy) if f is not None and f.exists()),
+                    None)
+
+    def plot_for(self, act_id: str) -> Path:
+        """Where the act's history plot is drawn: ``history_<act>.png``."""
+        return self.root / f"history_{_safe(act_id)}.png"
+
+    def legacy_plot_for(self, act_id: str) -> Path | None:
+        return self.root / "history.png" if act_id == LEGACY_UNNAMED_ACT else None
+
+    def existing_plot_for(self, act_id: str) -> Path | None:
+        """The act's history plot: ``history_<act>.png``, else the legacy name (``history.png``
+        of a home evaluated before issue 24); None when neither exists."""
+        legacy = self.legacy_plot_for(act_id)
+        return next((f for f in (self.plot_for(act_id), legacy) if f is not None and f.exists()), None)
+
+    def write_plot(self, act_id: str, png: bytes) -> Path:
+        """Write the act's plot (atomically) under its name; a legacy plot of the act is removed:
+        the new one is drawn from the whole history, the legacy rows included."""
+        from core.atomic import atomic_write_bytes
+
+        target = self.plot_for(act_id)
+        atomic_write_bytes(target, png)
+        legacy = self.legacy_plot_for(act_id)
+        if legacy is not None:
+            legacy.unlink(missing_ok=True)
+        return target
 
     def append(self, rows: pa.Table) -> Path:
         """Add one (run, version)'s rows: written to ``.staging/`` first, then renamed into
@@ -265,6 +309,9 @@ class EvalHistory:
         write_table(staged, rows, "retrieval_eval")
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staged, target)
+        legacy = self.legacy_file_for(run_id, version.isoformat(), act_id)
+        if legacy is not None:
+            legacy.unlink(missing_ok=True)  # the same rows under their old name: replaced, not doubled
         self._cache = None
         return target
 

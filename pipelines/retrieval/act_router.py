@@ -39,8 +39,8 @@ def known_acts(lang: str) -> tuple[str, ...]:
 
 
 class ActRouter:
-    """The language backend of ``lang`` (opened once, through ``open_act`` of one of
-    ``candidates`` or the language's default act), with the backend interface."""
+    """The language backend of ``lang`` (opened once, through ``open_act`` of the first of
+    ``candidates``: any act of the language opens it), with the backend interface."""
 
     def __init__(self, lang: str, open_act: Callable[[str], ActBackend], candidates: Sequence[str]):
         self.lang = lang
@@ -54,9 +54,9 @@ class ActRouter:
             raise SearchError(f"act {act_id!r} is not a {self.lang!r} act")
         with self._lock:
             if self._backend is None:
-                lp = PROFILES.get(self.lang)
-                first = self.candidates[0] if self.candidates else (lp.default_act if lp else f"{self.lang}:")
-                self._backend = self._open(first)
+                if not self.candidates:
+                    raise SearchError(f"no {self.lang!r} act is known: there is no backend to open")
+                self._backend = self._open(self.candidates[0])
             return self._backend
 
     def acts(self) -> list[str]:

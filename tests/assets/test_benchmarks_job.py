@@ -50,7 +50,7 @@ def bench(tmp_path_factory, corpus_home: Path, sample_dir: Path):
     settings = _settings(home, sample_dir)
     resources = default_resources(settings)
     instance = dg.DagsterInstance.ephemeral()
-    runs = run_benchmarks(settings, instance=instance, resources=resources, log_level="WARNING")
+    runs = run_benchmarks(settings, act_id="pl:kc", instance=instance, resources=resources, log_level="WARNING")
     return home, instance, resources, runs
 
 
@@ -85,7 +85,7 @@ def test_runner_materializes_questions_staleness_and_evaluation(bench):
     assert e["history_plot"].startswith("![retrieval history](data:image/png;base64,iVBORw0KGgo")
     assert "| act | pl_exams | hybrid | question+options |" in e["metrics"]
     assert "| jurisdiction | pl_exams | hybrid | question |" in e["metrics"]
-    assert (layout.benchmarks / "retrieval_eval" / "history.png").read_bytes()[:4] == b"\x89PNG"
+    assert (layout.benchmarks / "retrieval_eval" / "history_pl_kc.png").read_bytes()[:4] == b"\x89PNG"
     rows = EvalHistory(layout.benchmarks / "retrieval_eval").read().to_pylist()
     assert len(rows) == 10 and {r["run_id"] for r in rows} == {runs[1].run_id}
     assert {(r["scope"], r["retriever"], r["query_style"]) for r in rows} == {
@@ -149,7 +149,7 @@ def test_failed_question_check_blocks_staleness_and_evaluation(bench, tmp_path, 
     (samples / "de" / "gerlayqa").mkdir(parents=True)
     (samples / "de" / "gerlayqa" / "bgb_dev.json").write_text("[]")  # GerLayQA went empty
     settings = _settings(copy, samples)
-    runs = run_benchmarks(settings, instance=dg.DagsterInstance.ephemeral(), log_level="WARNING")
+    runs = run_benchmarks(settings, act_id="pl:kc", instance=dg.DagsterInstance.ephemeral(), log_level="WARNING")
     assert len(runs) == 1 and not runs[0].success
     assert any(c.startswith("benchmark_questions_valid") and "row_count" in c for c in runs[0].failed_checks)
     assert not (Layout(copy).benchmarks / "staleness").exists()  # staleness never ran

@@ -41,7 +41,7 @@ def published_old(tmp_path_factory, sample_dir):
     tmp = tmp_path_factory.mktemp("old")
     samples = _fake_samples(tmp, sample_dir, None)
     home = tmp / "home"
-    runs = run_corpus(_settings(home, samples), instance=dg.DagsterInstance.ephemeral())
+    runs = run_corpus(_settings(home, samples), act_id="pl:kc", instance=dg.DagsterInstance.ephemeral())
     assert [r.success for r in runs] == [True], runs
     return home
 
@@ -103,7 +103,7 @@ def test_main_job_publishes_both_versions(full_run):
 def test_rerun_with_unchanged_input_does_no_parsing(full_run, sample_dir):
     home, instance, _ = full_run
     before = (Layout(home).version_dir("pl:kc", NEW) / "articles.parquet").stat().st_mtime_ns
-    runs = run_corpus(_settings(home, sample_dir), instance=instance)
+    runs = run_corpus(_settings(home, sample_dir), act_id="pl:kc", instance=instance)
     assert all(r.success for r in runs)
     mat = instance.get_latest_materialization_event(dg.AssetKey(["pl", "statutes", "articles"]))
     assert mat.asset_materialization.metadata["reused_previous_parse"].value is True
@@ -149,7 +149,7 @@ def test_bad_pdf_leaves_last_good_version_served(case, published_old, sample_dir
     before = {p.name: p.read_bytes() for p in old_dir.iterdir()}
     current_before = layout.current_file("pl:kc").read_text()
 
-    runs = run_corpus(_settings(home, samples), instance=dg.DagsterInstance.ephemeral())
+    runs = run_corpus(_settings(home, samples), act_id="pl:kc", instance=dg.DagsterInstance.ephemeral())
     new = next(r for r in runs if r.version == NEW)
     assert not new.success
     assert expect in (new.error or ""), new.error  # the reason is named…
@@ -173,7 +173,7 @@ def test_failed_check_blocks_publishing(published_old, sample_dir, tmp_path):
     old_articles = layout.version_dir("pl:kc", OLD) / "articles.parquet"
     t = pq.read_table(old_articles)
     pq.write_table(t.slice(0, 1200), old_articles)  # pretend the served version had 1200 articles
-    runs = run_corpus(_settings(home, sample_dir), instance=dg.DagsterInstance.ephemeral())
+    runs = run_corpus(_settings(home, sample_dir), act_id="pl:kc", instance=dg.DagsterInstance.ephemeral())
     new = next(r for r in runs if r.version == NEW)
     assert not new.success
     assert any("articles_valid" in c and "row_count" in c for c in new.failed_checks), new.failed_checks

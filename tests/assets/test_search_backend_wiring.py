@@ -97,10 +97,12 @@ def test_open_backend_follows_the_settings(tmp_path, httpserver):
     from pipelines.retrieval.index_build import open_backend
     from pipelines.retrieval.service import SearchService
 
-    embedded = open_backend(Settings(home=tmp_path, encoder="hashing"))
+    embedded = open_backend(Settings(home=tmp_path, encoder="hashing"), lang="pl")
     assert isinstance(embedded, EmbeddedBackend)
+    with pytest.raises(TypeError, match="none is assumed"):  # neither an act nor a language
+        open_backend(Settings(home=tmp_path, encoder="hashing"))
     es = open_backend(Settings(home=tmp_path, encoder="hashing", elasticsearch_url=httpserver.url_for("/")),
-                      keep_versions=2)
+                      act_id="pl:kp", keep_versions=2)
     assert isinstance(es, ElasticsearchBackend)
     assert (es.lang, es.settings.vector_dims, es.settings.keep_versions) == ("pl", 384, 2)
     assert es.analyze_query is not None and es.encode_query is not None
@@ -114,7 +116,7 @@ def test_cli_index_and_search_use_elasticsearch_when_configured(published, fake,
 
     monkeypatch.setenv("LEXPIPE_ENCODER", "hashing")
     monkeypatch.setenv("LEXPIPE_ELASTICSEARCH_URL", httpserver.url_for("/"))
-    assert main(["index", "--home", str(published.home)]) == 0
+    assert main(["index", "--act", "pl:kc", "--home", str(published.home)]) == 0
     assert "ElasticsearchBackend lexpipe-statutes-pl-1" in capsys.readouterr().out
     fake.rankings["bm25"] = ["pl:kc:art:659#0", "pl:kc:art:22^1#0"]
     assert main(["search", "umowa najmu", "--retriever", "bm25", "--json", "--home", str(published.home)]) == 0

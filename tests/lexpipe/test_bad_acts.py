@@ -210,6 +210,25 @@ def test_an_unknown_act_id_in_the_cli_is_refused_before_anything_runs(argv, regi
     assert not home.exists() and not (registry_env / "dagster_home").exists()  # nothing ran
 
 
+@pytest.mark.parametrize("flow", ["refresh", "benchmark", "answers"])
+def test_a_prefect_flow_on_one_act_is_refused_without_it(flow, registry_env, capsys):
+    """No act is assumed (issue 24): the flow names its act, or nothing runs."""
+    from lexpipe.cli import main
+
+    assert main(["prefect", flow, "--home", str(registry_env / "home")]) == 2
+    assert "--act is required" in capsys.readouterr().err
+    assert not (registry_env / "home").exists()
+
+
+def test_index_is_refused_without_an_act(registry_env, capsys):
+    from lexpipe.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["index", "--home", str(registry_env / "home")])
+    assert exc.value.code == 2 and "--act" in capsys.readouterr().err
+    assert not (registry_env / "home").exists()
+
+
 def test_prefect_refresh_refuses_an_act_it_cannot_refresh(registry_env, capsys):
     from lexpipe.cli import main
 

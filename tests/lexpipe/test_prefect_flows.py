@@ -73,7 +73,7 @@ def _refresh(monkeypatch: pytest.MonkeyPatch, versions=None, **kw) -> Refresh:
 
     monkeypatch.setattr(statute_build, "parse_step", counting)
     try:
-        state = prefect_flows.corpus_refresh(versions=versions, return_state=True, **kw)
+        state = prefect_flows.corpus_refresh(versions=versions, act_id=ACT, return_state=True, **kw)
     finally:
         monkeypatch.setattr(statute_build, "parse_step", real)
     report = state.result(raise_on_failure=False)
@@ -354,7 +354,7 @@ def test_benchmark_flow_writes_staleness_and_evaluation(refreshed: Refreshed, sa
     for k, v in _env(home, sample_dir).items():
         monkeypatch.setenv(k, v)
     layout = Layout(home)
-    state = prefect_flows.benchmark(max_questions=12, return_state=True)
+    state = prefect_flows.benchmark(max_questions=12, act_id=ACT, return_state=True)
     assert state.is_completed(), state
     report = state.result()
     assert report.version == NEW
@@ -372,15 +372,17 @@ def test_benchmark_flow_writes_staleness_and_evaluation(refreshed: Refreshed, sa
     assert sum(r["n"] for r in rows if r["retriever"] == "bm25" and r["query_style"] == "question") == 12
     assert all(0 <= r["mrr"] <= 1 for r in rows if r["n"])
     assert Path(report.evaluation.plot_path).read_bytes()[:4] == b"\x89PNG"
+    assert Path(report.evaluation.plot_path).name == "history_pl_kc.png"  # every act's plot names its act
     assert report.regression_passed is True and "first run" in report.regression
     # a second run: the question table comes from the cache, the evaluation is compared with run 1
-    again = prefect_flows.benchmark(max_questions=12)
+    again = prefect_flows.benchmark(max_questions=12, act_id=ACT)
     assert again.questions_cached and again.questions == report.questions
     assert again.regression_passed is True and "compared with the previous run" in again.regression
 
-    answered = prefect_flows.answers(max_questions=6)
+    answered = prefect_flows.answers(max_questions=6, act_id=ACT)
     table = pq.read_table(answered.path).to_pylist()
     assert answered.answerer == "offline" and answered.questions == len(table) == 6
+    assert answered.run_id.startswith(f"pl-kc_{NEW}_offline_")  # every act's run ids name the act
     assert answered.stale_skipped == report.staleness.stale_questions  # stale keys never score the answerer
     assert all(r["corpus_version"] == NEW and r["option"] in "ABCD" for r in table)
     assert answered.scores["all"]["n"] == 6
@@ -393,7 +395,7 @@ def test_benchmark_flow_refuses_an_unpublished_version(refreshed: Refreshed, sam
 
     for k, v in _env(refreshed.home, sample_dir).items():
         monkeypatch.setenv(k, v)
-    state = prefect_flows.benchmark(version="2030-01-01", return_state=True)
+    state = prefect_flows.benchmark(version="2030-01-01", act_id=ACT, return_state=True)
     assert state.is_failed()
     with pytest.raises(RuntimeError, match="2030-01-01 is not published"):
         state.result()
@@ -410,10 +412,10 @@ def test_cli_runs_the_flows_and_prints_a_table(refreshed: Refreshed, sample_dir:
     home = _copy_home(refreshed.home, tmp_path / "home")
     for k, v in _env(tmp_path / "unused", sample_dir).items():
         monkeypatch.setenv(k, v)
-    assert main(["prefect", "refresh", "--home", str(home), "--versions", NEW, "--no-index"]) == 0
+    assert main(["prefect", "refresh", "--act", ACT, "--home", str(home), "--versions", NEW, "--no-index"]) == 0
     out = capsys.readouterr().out
     assert "pl:kc corpus refresh (Prefect)" in out and NEW in out and "published" in out
     assert f"serving: pl:kc {NEW}" in out
     assert not (tmp_path / "unused").exists()  # --home wins over LEXPIPE_HOME
-    assert main(["prefect", "benchmark", "--home", str(home), "--versions", "2030-01-01"]) == 1
+    assert main(["prefect", "benchmark", "--act", ACT, "--home", str(home), "--versions", "2030-01-01"]) == 1
     assert "2030-01-01 is not published" in capsys.readouterr().out

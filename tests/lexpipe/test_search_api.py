@@ -133,7 +133,7 @@ def test_cli_json(home, monkeypatch, capsys):
 
 @pytest.mark.parametrize("argv", [["--version", "1999-01-01"], []])
 def test_cli_index_refuses_unpublished_versions(tmp_path, capsys, argv):
-    assert main(["index", *argv, "--home", str(tmp_path)]) == 2
+    assert main(["index", "--act", "pl:kc", *argv, "--home", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "no published pl:kc version" in err and "lexpipe run" in err
     assert not (tmp_path / "index").exists()  # nothing built, nothing lost

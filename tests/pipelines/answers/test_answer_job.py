@@ -1,4 +1,5 @@
 import pyarrow.parquet as pq
+import pytest
 
 from pipelines.answers.answer_job import questions_from_benchmark, results_table, score_rows, write_run
 from pipelines.answers.types import AnswerResult
@@ -32,16 +33,24 @@ def _table():
 
 
 def test_selects_civil_code_multiple_choice_questions_and_counts_what_it_skips():
-    selected, counts = questions_from_benchmark(_table(), stale_ids={"q#5"})
+    selected, counts = questions_from_benchmark(_table(), act_id="pl:kc", stale_ids={"q#5"})
     assert [s.question.question_id for s in selected] == ["q#1", "q#4"]
     assert counts == {"candidates": 4, "stale_skipped": 1, "invalid": 1, "selected": 2}
     assert selected[0].question.gold_article_ids == ("pl:kc:art:1",) and selected[0].year == 2021
-    only_2021, _ = questions_from_benchmark(_table(), years=[2021])
+    only_2021, _ = questions_from_benchmark(_table(), act_id="pl:kc", years=[2021])
     assert [s.question.question_id for s in only_2021] == ["q#1"]
 
 
+def test_the_act_is_named_by_the_caller():
+    """No act is assumed: the questions of another act are its own (q#2 cites k.p.c. outside the
+    corpus, so none), and a call naming no act is refused."""
+    assert questions_from_benchmark(_table(), act_id="pl:kpc")[0] == []
+    with pytest.raises(TypeError, match="act_id"):
+        questions_from_benchmark(_table())
+
+
 def test_results_scores_and_atomic_write(tmp_path):
-    selected, _ = questions_from_benchmark(_table())
+    selected, _ = questions_from_benchmark(_table(), act_id="pl:kc")
     results = [AnswerResult("q#1", "A", "bo art. 1", ("pl:kc:art:1",)),
                AnswerResult("q#4", "B", "", ("pl:kc:art:9",)),
                None]  # q#5: no result → failed

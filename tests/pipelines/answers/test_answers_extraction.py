@@ -51,8 +51,35 @@ def test_find_json_object(text, expected):
     ("Kodeks cywilny", (), ()),
 ])
 def test_parse_citation(text, ids, foreign):
-    parsed = parse_citation(text)
+    parsed = parse_citation(text, default_act="pl:kc")
     assert parsed.unit_ids == ids and parsed.foreign == foreign
+
+
+@pytest.mark.parametrize("act, text, ids, foreign", [
+    ("pl:kp", "art. 22^1 § 1 k.p.", ("pl:kp:art:22^1:par:1",), ()),
+    ("pl:kp", "art. 30 Kodeksu pracy", ("pl:kp:art:30",), ()),
+    ("pl:kp", "art. 5 kp", ("pl:kp:art:5",), ()),
+    ("pl:kp", "art. 5 k.c.", (), ("art. 5 k.c.",)),  # the Civil Code is another act here
+    ("pl:kp", "art. 5 Kodeksu cywilnego", (), ("art. 5 Kodeksu cywilnego",)),
+    ("pl:kp", "art. 10 k.p.c.", (), ("art. 10 k.p.c.",)),  # k.p. is not the start of k.p.c.
+    ("pl:kp", "art. 100", ("pl:kp:art:100",), ()),  # no act named: the act answered
+    ("pl:kpc", "art. 10 § 1 k. p. c.", ("pl:kpc:art:10:par:1",), ()),
+    ("pl:kpc", "art. 10 Kodeksu postępowania cywilnego", ("pl:kpc:art:10",), ()),
+    ("pl:kpc", "art. 5 k.c. i art. 10 k.p.c.", ("pl:kpc:art:10",), ("art. 5 k.c.",)),
+])
+def test_parse_citation_of_another_act(act, text, ids, foreign):
+    """Every act has its own markers (registry citation, slug, title); no act is the default."""
+    parsed = parse_citation(text, default_act=act)
+    assert parsed.unit_ids == ids and parsed.foreign == foreign
+
+
+def test_the_act_is_named_by_the_caller():
+    with pytest.raises(TypeError, match="default_act"):
+        parse_citation("art. 5 k.c.")
+    with pytest.raises(TypeError, match="default_act"):
+        resolve_citations(["art. 5 k.c."], KNOWN)
+    with pytest.raises(TypeError, match="default_act"):
+        parse_extraction('{"option": "c"}', Q, KNOWN)
 
 
 def test_resolve_citations_against_the_corpus():
@@ -65,20 +92,20 @@ def test_resolve_citations_against_the_corpus():
          "art. 1091 § 2 k.c.",  # flattened superscript, one existing reading
          "art. 1010 k.c.",  # no split without a leading zero exists → invalid
          "art. 5 k.p.c."],
-        KNOWN)
+        KNOWN, default_act="pl:kc")
     assert valid == ("pl:kc:art:109^1:par:2", "pl:kc:art:5", "pl:kc:art:445:par:1")
     assert invalid == ("pl:kc:art:109^3:par:2", "pl:kc:art:1200", "pl:kc:art:1010", "art. 5 k.p.c.")
     assert any("read as pl:kc:art:109^1:par:2" in n for n in notes)
 
 
 def test_resolve_without_corpus_accepts_well_formed_citations():
-    valid, invalid, _ = resolve_citations(["art. 1200 k.c.", "brak przepisu"])
+    valid, invalid, _ = resolve_citations(["art. 1200 k.c.", "brak przepisu"], default_act="pl:kc")
     assert valid == ("pl:kc:art:1200",) and invalid == ("brak przepisu",)
 
 
 def test_ambiguous_flattened_number_is_not_guessed():
     known = {"pl:kc:art:10^11", "pl:kc:art:101^1"}
-    assert resolve_citations(["art. 1011"], known)[0] == ()
+    assert resolve_citations(["art. 1011"], known, default_act="pl:kc")[0] == ()
 
 
 @pytest.mark.parametrize("reply, option, problem", [
@@ -93,7 +120,7 @@ def test_ambiguous_flattened_number_is_not_guessed():
     ("Asystent wybrał C.", None, "no JSON"),
 ])
 def test_parse_extraction_options(reply, option, problem):
-    ext = parse_extraction(reply, Q, KNOWN)
+    ext = parse_extraction(reply, Q, KNOWN, default_act="pl:kc")
     assert ext.option == option
     if problem is None:
         assert not [p for p in ext.problems if "option" in p or "JSON" in p]
@@ -102,12 +129,14 @@ def test_parse_extraction_options(reply, option, problem):
 
 
 def test_parse_extraction_citations():
-    ext = parse_extraction('{"option": "c", "articles": "art. 109^1 § 2 k.c."}', Q, KNOWN)
+    ext = parse_extraction('{"option": "c", "articles": "art. 109^1 § 2 k.c."}', Q, KNOWN,
+                           default_act="pl:kc")
     assert ext.cited_unit_ids == ("pl:kc:art:109^1:par:2",)
-    ext = parse_extraction('{"option": "c", "articles": ["art. 1200 k.c.", {"x": 1}]}', Q, KNOWN)
+    ext = parse_extraction('{"option": "c", "articles": ["art. 1200 k.c.", {"x": 1}]}', Q, KNOWN,
+                           default_act="pl:kc")
     assert ext.cited_unit_ids == () and ext.invalid_citations == ("pl:kc:art:1200",)
     assert any("non-text" in p for p in ext.problems)
-    ext = parse_extraction('{"option": "c", "articles": 5}', Q, KNOWN)
+    ext = parse_extraction('{"option": "c", "articles": 5}', Q, KNOWN, default_act="pl:kc")
     assert ext.cited_unit_ids == () and any("not a list" in p for p in ext.problems)
 
 

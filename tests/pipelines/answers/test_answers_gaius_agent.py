@@ -21,7 +21,7 @@ from werkzeug import Request, Response
 
 from pipelines.answers.extraction import EXTRACTION_SYSTEM_PROMPT
 from pipelines.answers.gaius_agent import (FINAL_ANSWER_PROMPT, TOOL_NO_RESULTS, GaiusConfig,
-                                           answer_questions)
+                                           answer_questions, searched_act)
 from connectors.llm_client import LLMSettings
 from pipelines.answers.scoring import score_answers
 from pipelines.answers.types import AnswerQuestion
@@ -158,7 +158,7 @@ def llm_settings(server: HTTPServer, **kw: Any) -> LLMSettings:
 def run(server, scripts, questions, search=None, config=None, **settings_kw):
     model = FakeModel(server, scripts)
     search = search or FakeSearch()
-    results = answer_questions(questions, search, llm_settings(server, **settings_kw),
+    results = answer_questions(questions, search, llm_settings(server, **settings_kw), act_id="pl:kc",
                                config=config, known_unit_ids=KNOWN)
     return model, search, results
 
@@ -176,6 +176,7 @@ def test_tool_call_round_trip_and_scores(httpserver: HTTPServer):
     first, second = model.agent_bodies("prokury nie można")
     assert first["tools"][0]["function"]["name"] == "search" and first["temperature"] == 0.0
     assert "specjalizującym się w prawie polskim" in first["messages"][0]["content"]
+    assert "które przeszukuje Kodeks cywilny i zwraca" in first["messages"][0]["content"]  # the paper's words
     assert "C) chyba że przepis szczególny" in first["messages"][1]["content"]
     assistant, tool = second["messages"][2], second["messages"][3]
     assert assistant["tool_calls"][0]["id"] == "call_0"
@@ -188,6 +189,14 @@ def test_tool_call_round_trip_and_scores(httpserver: HTTPServer):
 
     s = score_answers([(PROKURA, r)])
     assert (s.answer_correct, s.context_correct, s.joint_correct, s.failed) == (1, 1, 1, 0)
+
+
+def test_the_prompt_names_the_act_searched():
+    """No act is assumed: the caller names it, and the system prompt says what the tool searches."""
+    assert searched_act("pl:kc") == "Kodeks cywilny" and searched_act("pl:kp") == "Kodeks pracy"
+    assert searched_act("pl:zz") == "akt pl:zz"  # not in the registry: by its id
+    with pytest.raises(TypeError, match="act_id"):
+        answer_questions([PROKURA], FakeSearch(), LLMSettings(base_url="http://127.0.0.1:9/v1", model="m"))
 
 
 def test_agent_searches_again_after_a_miss(httpserver: HTTPServer):
@@ -255,7 +264,7 @@ def test_search_loop_is_bounded(httpserver: HTTPServer):
 def test_transient_5xx_is_retried(httpserver: HTTPServer):
     model = FakeModel(httpserver, {"prokury": Script()})
     model.transient_failures = 2
-    [r] = answer_questions([PROKURA], FakeSearch(), llm_settings(httpserver, max_retries=2),
+    [r] = answer_questions([PROKURA], FakeSearch(), llm_settings(httpserver, max_retries=2), act_id="pl:kc",
                            known_unit_ids=KNOWN)
     assert r.error is None and r.option == "C" and len(model.bodies) == 5  # 2 failures + 3 calls
 
@@ -308,7 +317,7 @@ def test_questions_run_concurrently_within_the_limit(threaded_server: HTTPServer
     scripts = {f"PYTANIE-{i}": Script(delay_s=0.05) for i in range(6)}
     model = FakeModel(threaded_server, scripts)
     seen: list[str] = []
-    results = answer_questions(qs, FakeSearch(), llm_settings(threaded_server, max_concurrency=2),
+    results = answer_questions(qs, FakeSearch(), llm_settings(threaded_server, max_concurrency=2), act_id="pl:kc",
                                known_unit_ids=KNOWN, on_result=lambda r: seen.append(r.question_id))
     assert [r.option for r in results] == ["C"] * 6 and sorted(seen) == sorted(q.question_id for q in qs)
     assert model.max_in_flight == 2  # concurrent, but never above the limit

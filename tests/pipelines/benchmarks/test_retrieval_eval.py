@@ -156,7 +156,7 @@ def test_acts_and_scopes_compare_only_with_themselves(tmp_path: Path):
     h.append(run_rows("kc-1", "2026-01-01T02:00:00", 0.95))
     h.append(run_rows("kp-1", "2026-01-01T03:00:00", 0.40, act_id="pl:kp", version="2025-12-10"))
     first_kp = h.append(run_rows("kp-2", "2026-01-02T03:00:00", 0.41, act_id="pl:kp", version="2025-12-10"))
-    assert first_kp.name == "pl_kp__2025-12-10__kp-2.parquet"  # the Civil Code's files keep their old names
+    assert first_kp.name == "pl_kp__2025-12-10__kp-2.parquet"
     h.append(pa.concat_tables([run_rows("kc-2", "2026-01-02T02:00:00", 0.94),
                                run_rows("kc-2", "2026-01-02T02:00:00", 0.50, scope="jurisdiction")]))
     kc = compare_to_previous(h.read(), "kc-2", act_id="pl:kc")
@@ -209,9 +209,34 @@ def test_append_is_idempotent_per_run_id(tmp_path: Path):
     assert sorted(set(h.runs("run-2")["mrr"].to_pylist())) == [0.7] and h.read().num_rows == 8
     h.append(run_rows("run-2", "2026-01-02T02:00:00", 0.7, version="2024-12-19"))  # same run, other version
     assert h.read().num_rows == 12
-    assert first.name == f"{V}__run-1.parquet" and first.parent == tmp_path / "retrieval_eval" / "history"
+    assert first.name == f"pl_kc__{V}__run-1.parquet" and first.parent == tmp_path / "retrieval_eval" / "history"
     assert list((tmp_path / "retrieval_eval" / ".staging").iterdir()) == []  # staged files were promoted
     assert h.read()["run_ts"].to_pylist() == sorted(h.read()["run_ts"].to_pylist())
+
+
+def test_files_named_before_the_act_was_in_every_name_are_still_found(tmp_path: Path):
+    """A home evaluated before issue 24 holds the Civil Code's rows as ``<version>__<run>.parquet``
+    and its plot as ``history.png``: they are read, found by (run, act, version) when the act-named
+    file is absent, and replaced — not doubled — when the same run is written again."""
+    import pyarrow.parquet as pq
+
+    h = EvalHistory(tmp_path)
+    h.history_dir.mkdir(parents=True)
+    legacy = h.history_dir / f"{V}__old.parquet"
+    pq.write_table(run_rows("old", "2026-01-01T02:00:00", 0.9), legacy)
+    (tmp_path / "history.png").write_bytes(b"\x89PNG legacy")
+    assert h.read().num_rows == 4 and h.existing_file_for("old", V, "pl:kc") == legacy
+    assert h.existing_file_for("old", V, "pl:kp") is None  # only the Civil Code had unnamed files
+    assert h.existing_plot_for("pl:kc") == tmp_path / "history.png" and h.existing_plot_for("pl:kp") is None
+
+    again = h.append(run_rows("old", "2026-01-01T02:00:00", 0.8))  # the same run re-evaluated
+    assert again.name == f"pl_kc__{V}__old.parquet" and not legacy.exists()
+    assert h.existing_file_for("old", V, "pl:kc") == again and set(h.read()["mrr"].to_pylist()) == {0.8}
+    assert h.write_plot("pl:kc", b"\x89PNG new") == tmp_path / "history_pl_kc.png"
+    assert not (tmp_path / "history.png").exists() and h.existing_plot_for("pl:kc").read_bytes() == b"\x89PNG new"
+    assert h.write_plot("pl:kp", b"\x89PNG kp").name == "history_pl_kp.png"
+    with pytest.raises(TypeError, match="act_id"):
+        h.file_for("old", V)
 
 
 def test_append_refuses_mixed_runs(tmp_path: Path):

@@ -831,11 +831,13 @@ def test_open_elasticsearch_backend_is_one_backend_per_language(httpserver):
             self.id = id_
 
     url = httpserver.url_for("/")
-    backend = open_elasticsearch_backend(url, encoder=Enc(trained_for))
+    backend = open_elasticsearch_backend(url, lang="pl", encoder=Enc(trained_for))
     assert backend.lang == "pl" and backend.act_id is None
     assert backend.reranker is not None and backend.reranker.provenance["encoder"] == trained_for
-    assert open_elasticsearch_backend(url, encoder=Enc("hashing-384")).reranker is None  # another scale
-    assert open_elasticsearch_backend(url, encoder=Enc(trained_for), rerank=False).reranker is None
+    assert open_elasticsearch_backend(url, lang="pl", encoder=Enc("hashing-384")).reranker is None  # another scale
+    assert open_elasticsearch_backend(url, act_id="pl:kc", encoder=Enc(trained_for), rerank=False).reranker is None
+    with pytest.raises(TypeError, match="none is assumed"):
+        open_elasticsearch_backend(url, encoder=Enc(trained_for))
     assert serving_pointer(backend, "pl:kc") == ALIAS and serving_pointer(backend, "pl:cases") == "lexpipe-cases-pl"
     german = open_elasticsearch_backend(url, act_id="de:gg", encoder=Enc("hashing-384"))
     assert german.lang == "de" and serving_pointer(german, "de:bgb") == "lexpipe-statutes-de"

@@ -11,7 +11,7 @@ from pipelines.retrieval.act_router import known_acts
 from pipelines.retrieval.case_index import CASES_ACT, PL_CASES_ACT
 from pipelines.retrieval.fusion import HybridConfig
 from pipelines.retrieval.languages import (
-    DEFAULT_ACT, DEFAULT_LANGUAGE, PROFILES, UnknownLanguage, case_law_languages, cases_acts, language_of, profile,
+    DEFAULT_LANGUAGE, PROFILES, UnknownLanguage, case_law_languages, cases_acts, language_of, profile,
 )
 from schemas import elasticsearch as es_schema
 from schemas.acts import DEFAULT_REGISTRY
@@ -61,7 +61,7 @@ def test_language_of_an_act():
 
 def test_the_profiles_hold_what_the_branches_decided():
     pl, de = profile("pl"), profile("de")
-    assert (DEFAULT_LANGUAGE, DEFAULT_ACT, de.default_act) == ("pl", "pl:kc", CASES_ACT)
+    assert DEFAULT_LANGUAGE == "pl"  # a language, never an act, is the default of a search naming none
     # case law is per language: Polish SAOS judgments, German Open Legal Data decisions
     assert (case_law_languages(), cases_acts()) == (("pl", "de"), (PL_CASES_ACT, CASES_ACT))
     assert (pl.cases_act, de.cases_act) == (PL_CASES_ACT, CASES_ACT)
