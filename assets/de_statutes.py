@@ -21,8 +21,8 @@ Why partitions per changeset and not per act (issue 24, point 5): 6,636 act part
 every run a one-act run (~133 h of run overhead for a jurisdiction, docs/deployment.md) and the
 partition bar of the UI a wall; 169 changeset partitions are the source's own history, a run
 refreshes one gazette issue, and a backfill over them is resumable (each run's record skips what
-is published). Runs of this source are serialised (tag ``lexpipe/source: gesetze``, run queue
-limit 1), and a changeset refuses to run before every earlier one is applied: versions must be
+is published). Runs of this source are serialised (every run holds an op of the ``index`` pool,
+run granularity, limit 1), and a changeset refuses to run before every earlier one is applied: versions must be
 published in the source's order.
 """
 

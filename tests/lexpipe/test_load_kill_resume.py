@@ -2,7 +2,7 @@
 published stays published and whole, nothing half-written is served, and a new process resumes
 without building the published acts again (issue 24, point 5).
 
-The load runs over a slice of the real gesetze history (tests/gesetze_fixtures.py: 48 acts at the
+The load runs over a slice of the real gesetze history (tests/gesetze_fixtures.py: 44 acts at the
 initial import) in batches of 6 acts, so the kill lands after some batches and before others.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gesetze_fixtures import SLICE_ACTS, bundle_path, clone_bundle, make_slice
+from gesetze_fixtures import BUILD_ACTS, bundle_path, clone_bundle, make_slice
 
 REPO = Path(__file__).resolve().parents[2]
 LEXPIPE = Path(sys.executable).with_name("lexpipe")
@@ -29,7 +29,7 @@ def gesetze_slice(tmp_path_factory, sample_dir: Path) -> Path:
     if not bundle_path(sample_dir).is_file():
         pytest.skip(f"{bundle_path(sample_dir)} is absent (the gesetze history bundle)")
     full = clone_bundle(sample_dir, tmp_path_factory.mktemp("gesetze") / "full")
-    return make_slice(full, tmp_path_factory.mktemp("gesetze") / "slice", acts=SLICE_ACTS, commits=4)
+    return make_slice(full, tmp_path_factory.mktemp("gesetze") / "slice", acts=BUILD_ACTS, commits=4)
 
 
 def _env(tmp_path: Path, repo: Path) -> dict:

@@ -1,5 +1,5 @@
 """The German federal-law flow (``lexpipe.prefect_de_statutes``) on Prefect's test server, on the real
-gesetze history: the 51-act slice of the bundle through its first 20 commits (tests/gesetze_fixtures.py)
+gesetze history: the 47-act slice of the bundle through its first 20 commits (tests/gesetze_fixtures.py)
 plus one commit that cuts ApoBetrO's file short (what a broken converter or transfer produces), with
 the hashing encoder. The tests share one home and run in file order: the import; a re-run; a run
 restricted to one act; the ordering guard; a check that blocks."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.layout import Layout
-from gesetze_fixtures import SLICE_ACTS, bundle_path, clone_bundle, git, make_slice
+from gesetze_fixtures import BUILD_ACTS, bundle_path, clone_bundle, git, make_slice
 from pipelines.statutes.store import CorpusStore
 
 APO = "de:apobetro_1987"
@@ -23,7 +23,7 @@ def gesetze_repo(tmp_path_factory, sample_dir: Path) -> Path:
     if not bundle_path(sample_dir).is_file():
         pytest.skip(f"{bundle_path(sample_dir)} is absent (the gesetze history bundle)")
     full = clone_bundle(sample_dir, tmp_path_factory.mktemp("gesetze") / "full")
-    repo = make_slice(full, tmp_path_factory.mktemp("gesetze") / "slice", acts=SLICE_ACTS, commits=20)
+    repo = make_slice(full, tmp_path_factory.mktemp("gesetze") / "slice", acts=BUILD_ACTS, commits=20)
     path = repo / "a" / "apobetro_1987" / "index.md"
     path.write_bytes(path.read_bytes()[:40])  # inside the YAML front matter: not a law any more
     date = "Sat, 1 Sep 2012 12:00:00 +0200"
@@ -77,7 +77,7 @@ def test_the_flow_applies_the_import_and_a_re_run_publishes_nothing(env: Path, h
     state = de_changesets(until="import", return_state=True)
     assert state.is_completed(), state.message
     [res] = state.result().changesets
-    assert (res.key, res.kind, res.status, res.acts) == (imp.key, "import", "applied", len(SLICE_ACTS) - 3)
+    assert (res.key, res.kind, res.status, res.acts) == (imp.key, "import", "applied", len(BUILD_ACTS) - 3)
     counts = res.applied.counts
     assert counts["published"] + counts["quarantined"] == res.acts and counts["published"] >= 30
     record = _record(env, imp.key)
@@ -112,7 +112,7 @@ def test_a_run_restricted_to_one_act_applies_only_its_changesets(env: Path, hist
     report = state.result()
     assert [c.key for c in report.changesets] == touching[1:4]
     assert [c.acts for c in report.changesets] == [1, 1, 1]
-    # the fixes merges touched all 48 acts: their records hold ApoBetrO only and stay to do
+    # the fixes merges touched all 44 acts: their records hold ApoBetrO only and stay to do
     assert [c.status for c in report.changesets] == ["partial", "partial", "applied"]
     for key in touching[1:3]:
         rec = _record(env, key)

@@ -34,7 +34,9 @@ def home(tmp_path_factory) -> Layout:
     chunks = pa.table({
         "chunk_id": [f"pl:kc:art:{n}#0" for n in nums], "article_id": [f"pl:kc:art:{n}" for n in nums],
         "act_id": ["pl:kc"] * len(nums), "version": [dt.date(2025, 11, 13)] * len(nums),
+        "chunk_index": pa.array([0] * len(nums), pa.int32()), "chunk_count": pa.array([1] * len(nums), pa.int32()),
         "heading_path": [f"Art. {n}" for n in nums], "text": list(TEXTS.values()),
+        "token_count": pa.array([len(t.split()) for t in TEXTS.values()], pa.int32()),
         "status": ["repealed" if n == "2" else "in_force" for n in nums], "content_hash": nums})
     enc = HashingEncoder()
     backend = EmbeddedBackend(index_root(layout), encoder=enc, analyzer=get_analyzer("pl"))

@@ -228,5 +228,5 @@ def test_blocked_version_shows_failed_check_and_previous_stays_served(page, ui_u
     assert store.current_version(ACT) == NEW
     assert store.published_versions(ACT) == [OLD, NEW]
     assert not layout.version_dir(ACT, BROKEN).exists()
-    backend = open_backend(Settings(home=ui_world.home, encoder="hashing", elasticsearch_url=None))
+    backend = open_backend(Settings(home=ui_world.home, encoder="hashing", elasticsearch_url=None), act_id=ACT)
     assert backend.serving_version(ACT) == NEW

@@ -93,7 +93,7 @@ def build_world(root: Path, sample_dir: Path, corpus: PublishedCorpus) -> UiWorl
     settings = Settings(home=home, sample_dir=samples, offline=True, parse_workers=2, encoder="hashing")
     with dagster_home_env(dagster_home), open_instance(dagster_home) as instance:
         assert sorted(instance.get_dynamic_partitions("pl_changesets")) == [f"{OLD}_kc", f"{NEW}_kc"]
-        runs = run_corpus(settings, versions=[BROKEN], instance=instance, log_level="WARNING")
+        runs = run_corpus(settings, act_id="pl:kc", versions=[BROKEN], instance=instance, log_level="WARNING")
     return UiWorld(root, home, dagster_home, samples, {r.version: r for r in (*corpus.runs, *runs)})
 
 
