@@ -10,8 +10,8 @@ articles, nodes, chunks) — nothing is weakened for speed:
 * every row-level expectation reads the same columns; GX returns all offending rows
   (``result_format="COMPLETE"``) and each is mapped to its act;
 * the articles' ``sort_key`` must increase strictly in each act's document order: the batch frame
-  orders rows by (act, ordinal) and lifts each act's keys above the previous act's
-  (:data:`ACT_STRIDE`), so "strictly increasing over the batch" means exactly "within every act";
+  orders rows by (act, ordinal) and lifts each act's keys above the previous act's largest one,
+  so "strictly increasing over the batch" means exactly "within every act";
 * the article count of a version within ±tolerance of the act's previous published version (a
   table-level expectation for one act) becomes a row per act of a summary frame,
   ``count`` between ``lo`` and ``hi`` (``ExpectColumnPairValuesAToBeGreaterThanB`` twice).
@@ -30,8 +30,6 @@ import pyarrow.compute as pc
 
 from pipelines.validation import ROW_COLUMN, _batch_definition, _exception_message, _lock
 
-ACT_STRIDE = 10 ** 13  # above any sort_key (base * 1000 + superscript) of any act
-
 
 @dataclass
 class BatchReport:
@@ -49,7 +47,8 @@ class BatchReport:
 
 def _articles_frame(tables: Mapping[str, pa.Table], order: list[str]) -> pd.DataFrame:
     parts = []
-    for i, act in enumerate(order):
+    base = 0  # the next act's keys start here
+    for act in order:
         t = tables[act]
         if "path" in t.column_names:
             depth = pc.fill_null(pc.list_value_length(t["path"]), 0).cast(pa.int32())
@@ -61,8 +60,16 @@ def _articles_frame(tables: Mapping[str, pa.Table], order: list[str]) -> pd.Data
         nested = [f.name for f in t.schema if pa.types.is_nested(f.type)]
         frame = t.drop_columns(nested).to_pandas()
         if "sort_key" in frame.columns:
-            # lift each act above the previous one: strictly increasing over the batch == within every act
-            frame["sort_key"] = frame["sort_key"].astype("Int64") + i * ACT_STRIDE
+            # lift each act above the previous one's largest key: strictly increasing over the batch ==
+            # within every act (a fixed stride is not enough: a German act whose printed order goes
+            # back starts a new segment of 10^14, and the next act's first row fell below it — 36
+            # innocent acts of the 2012 import failed so, each at its first row)
+            keys = frame["sort_key"].astype("Int64")
+            if keys.notna().any():
+                lo, hi = int(keys.min()), int(keys.max())
+                keys = keys - lo + base
+                base += hi - lo + 1
+            frame["sort_key"] = keys
         parts.append(frame)
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     frame[ROW_COLUMN] = range(len(frame))
