@@ -128,8 +128,9 @@ def main() -> int:
     for rec in _records(home):
         for o in rec.get("outcomes", []):
             outcomes[o["outcome"]] += 1
-            units += int(o.get("units") or 0)
-            chunks += int(o.get("chunks") or 0)
+            if o["outcome"] == "published":
+                units += int(o.get("units") or 0)
+                chunks += int(o.get("chunks") or 0)
             if o["outcome"] == "quarantined":
                 reasons[o["reason"]] += 1
                 examples.setdefault(o["reason"], []).append(o["act_id"])
@@ -144,8 +145,11 @@ def main() -> int:
     print(f"| acts in the changesets | {acts:,} |")
     print(f"| published | {published:,} ({published / acts:.1%}) |" if acts else "| published | 0 |")
     print(f"| quarantined | {outcomes.get('quarantined', 0):,} |")
-    print(f"| units (rows of the published versions) | {units:,} |")
-    print(f"| chunks | {chunks:,} |")
+    print(f"| units of the published versions (article-level rows) | {units:,} |")
+    print(f"| chunks of the published versions | {chunks:,} |")
+    for rec in _records(home):
+        for step, s in (rec.get("timings") or {}).items():
+            print(f"| {rec['changeset']['key'] if isinstance(rec.get('changeset'), dict) else ''} {step} | {s:,.0f} s |")
     for layer in ("raw", "corpus", "index", "catalogue", "cache", "state"):
         p = home / layer
         if p.exists():
