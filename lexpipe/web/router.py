@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from lexpipe.web import i18n
-from lexpipe.web.views import (PAGE_SIZE, RETRIEVERS_SHOWN, SearchParams, parse_search_params,
+from lexpipe.web.views import (PAGE_SIZE, sup, RETRIEVERS_SHOWN, SearchParams, parse_search_params,
                                search_view, unit_href, unit_view)
 from pipelines.reads import ReadError, ReadService
 from pipelines.retrieval.service import STATUSES, TARGETS, InvalidRequest, SearchService
@@ -32,6 +32,7 @@ TEMPLATES = ("base.html", "search.html", "unit.html", "error.html")
 
 env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
                   auto_reload=False, trim_blocks=True, lstrip_blocks=True)
+env.filters["sup"] = sup  # notes print superscripts as the wording does (§ 1^1 → § 1¹)
 for _name in TEMPLATES:  # compiled now, once per process
     env.get_template(_name)
 

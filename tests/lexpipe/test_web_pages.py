@@ -408,6 +408,8 @@ def test_unit_page_prints_superscripts_in_the_body_as_in_its_headings(client):
     assert "109⁴" in doc.one("h1").text()
     cross = page(client, "/ui/units/pl:kc:art:43^1", as_of=NEW).one(id="unit-text").text()
     assert "art. 33¹ § 1" in cross and "^" not in cross  # a cited article in the wording, too
+    pending = page(client, "/ui/units/pl:kc:art:385^5", as_of=NEW).one(id="pending").text()
+    assert "§ 1¹" in pending and "^" not in pending  # the announced wording's note ("Dodany § 1^1 …")
 
 
 def test_a_named_unit_whose_heading_is_its_name_is_labelled_once():

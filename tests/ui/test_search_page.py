@@ -343,6 +343,7 @@ def test_unit_page_announced_wording_and_no_case_law(web, web_url):
     expect(section, "contract: <section id='pending'> when the version announces a wording").to_be_visible()
     expect(section).to_contain_text(want["pending_effective_date"])
     assert normalise(want["text_pending"]) in normalise(section.inner_text()), section.inner_text()
+    assert "^" not in section.inner_text()  # the note's § 1^1 printed § 1¹, as the wording and headings
     assert web.locator("li.citing-judgment").count() == 0
     web.goto(f"{web_url}/ui/units/{urllib.parse.quote(UNIT, safe=':^')}?as_of={NEW}")
     assert web.locator("section#pending").count() == 0
