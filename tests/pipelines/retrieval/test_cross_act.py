@@ -4,6 +4,8 @@ acts searched one by one are merged by ``cross_act_merge.merge_acts``."""
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -23,7 +25,10 @@ def _chunks(act: str, texts: list[str]) -> pa.Table:
         "chunk_id": [f"{act}:art:{i}:c0" for i in range(1, n + 1)],
         "article_id": [f"{act}:art:{i}" for i in range(1, n + 1)],
         "act_id": [act] * n, "version": ["2025-01-01"] * n, "status": ["in_force"] * n,
+        "chunk_index": pa.array([0] * n, pa.int32()), "chunk_count": pa.array([1] * n, pa.int32()),
         "heading_path": [""] * n, "text": texts,
+        "token_count": pa.array([len(t.split()) for t in texts], pa.int32()),
+        "content_hash": [hashlib.sha256(t.encode()).hexdigest() for t in texts],
     })
 
 
