@@ -8,7 +8,7 @@ once at import (``auto_reload=False``: a changed template needs a restart), anal
 :mod:`pipelines.retrieval.highlight`.
 
 Errors are pages, never 500s for bad input: a query the search refuses → the search page with
-``#search-error`` (400, the API's message); an unknown unit → 404 page, a bad or uncovered date → 422
+``#search-error`` (422 or 404 as the API answers, its message); an unknown unit → 404 page, a bad or uncovered date → 422
 page, both with the read layer's message in a ``role="alert"`` paragraph.
 """
 
@@ -24,6 +24,7 @@ from lexpipe.web import i18n
 from lexpipe.web.views import (PAGE_SIZE, sup, RETRIEVERS_SHOWN, SearchParams, parse_search_params,
                                search_view, unit_href, unit_view)
 from pipelines.reads import ReadError, ReadService
+from pipelines.retrieval.interface import SearchError
 from pipelines.retrieval.service import STATUSES, TARGETS, InvalidRequest, SearchService
 
 HERE = Path(__file__).parent
@@ -76,7 +77,8 @@ def search_page(request: Request, service: SearchService = Depends(get_search)) 
         params = parse_search_params(qp)
     except InvalidRequest as exc:
         params = SearchParams(q=(qp.get("q") or "").strip(), lang=qp.get("lang") or None)
-        error, status = str(exc), 400
+        # as the API answers it (docs/api.md): an unknown act 404, malformed input 422
+        error, status = str(exc), 404 if "unknown act" in str(exc) else 422
     lang = i18n.choose(params.lang, acts=params.act, query=params.q,
                        accept_language=request.headers.get("accept-language"))
     t = i18n.Strings(lang)
@@ -84,7 +86,10 @@ def search_page(request: Request, service: SearchService = Depends(get_search)) 
         try:
             view = search_view(service, params, status_label=t)
         except InvalidRequest as exc:
-            error, status = str(exc), 400
+            # the API's statuses: 404 when the index has nothing to search, else 422
+            nothing = (isinstance(exc.__cause__, SearchError) or "is indexed; " in str(exc)
+                       or "unknown act" in str(exc))
+            error, status = str(exc), 404 if nothing else 422
     langs = [(code, params.link(lang=code, page=None)) for code in i18n.LANGUAGES]
     return _render("search.html", status, t=t, lang=lang, params=params, view=view, error=error,
                    acts=_acts(), retrievers=RETRIEVERS_SHOWN, statuses=STATUSES, targets=TARGETS,

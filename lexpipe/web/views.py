@@ -263,7 +263,7 @@ def candidate_k(params: SearchParams) -> int:
 
 def search_view(service: SearchService, params: SearchParams, status_label=lambda s: s) -> SearchView:
     """One ``service.search`` of ``candidate_k`` articles; the page, facets and pager from it.
-    InvalidRequest for a query the service refuses (the page answers 400 with its message)."""
+    InvalidRequest for a query the service refuses (the page answers 422, or 404, with its message)."""
     if not params.q:
         return SearchView(params, searched=False)
     from lexpipe.api.search import unknown_act
