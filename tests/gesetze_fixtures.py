@@ -112,3 +112,14 @@ def make_slice(full: Path, target: Path, *, acts: Sequence[str], commits: int = 
             env={"GIT_AUTHOR_NAME": an, "GIT_AUTHOR_EMAIL": ae, "GIT_AUTHOR_DATE": ad,
                  "GIT_COMMITTER_NAME": cn, "GIT_COMMITTER_EMAIL": ce, "GIT_COMMITTER_DATE": cd})
     return target
+
+
+def build_slice_or_skip(sample_dir: Path, tmp_path_factory, *, commits: int, acts: Sequence[str] = BUILD_ACTS) -> Path:
+    """The bundle cloned and sliced under pytest's temporary folder (the build tests' module fixture);
+    skips, naming the file, when the shared data has no bundle."""
+    import pytest
+
+    if not bundle_path(sample_dir).is_file():
+        pytest.skip(f"{bundle_path(sample_dir)} is absent (the gesetze history bundle)")
+    full = clone_bundle(sample_dir, tmp_path_factory.mktemp("gesetze") / "full")
+    return make_slice(full, tmp_path_factory.mktemp("gesetze") / "slice", acts=acts, commits=commits)

@@ -12,7 +12,7 @@ import pytest
 from assets import de_statutes
 from assets.resources import CorpusStorage, GesetzeRepo, ParseConfig, SearchConfig
 from core.layout import Layout
-from gesetze_fixtures import BUILD_ACTS, bundle_path, clone_bundle, make_slice
+from gesetze_fixtures import BUILD_ACTS, build_slice_or_skip
 from pipelines.retrieval.encoders import get_encoder
 from pipelines.retrieval.index_build import open_embedded_backend
 from pipelines.retrieval.interface import Filters, SearchRequest
@@ -21,10 +21,7 @@ from pipelines.statutes.store import CorpusStore
 
 @pytest.fixture(scope="module")
 def gesetze_slice(tmp_path_factory, sample_dir: Path) -> Path:
-    if not bundle_path(sample_dir).is_file():
-        pytest.skip(f"{bundle_path(sample_dir)} is absent (the gesetze history bundle)")
-    full = clone_bundle(sample_dir, tmp_path_factory.mktemp("gesetze") / "full")
-    return make_slice(full, tmp_path_factory.mktemp("gesetze") / "slice", acts=BUILD_ACTS, commits=20)
+    return build_slice_or_skip(sample_dir, tmp_path_factory, commits=20)
 
 
 def _resources(home: Path, repo: Path) -> dict:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gesetze_fixtures import BUILD_ACTS, bundle_path, clone_bundle, make_slice
+from gesetze_fixtures import build_slice_or_skip
 
 REPO = Path(__file__).resolve().parents[2]
 LEXPIPE = Path(sys.executable).with_name("lexpipe")
@@ -26,10 +26,7 @@ LEXPIPE = Path(sys.executable).with_name("lexpipe")
 
 @pytest.fixture(scope="module")
 def gesetze_slice(tmp_path_factory, sample_dir: Path) -> Path:
-    if not bundle_path(sample_dir).is_file():
-        pytest.skip(f"{bundle_path(sample_dir)} is absent (the gesetze history bundle)")
-    full = clone_bundle(sample_dir, tmp_path_factory.mktemp("gesetze") / "full")
-    return make_slice(full, tmp_path_factory.mktemp("gesetze") / "slice", acts=BUILD_ACTS, commits=4)
+    return build_slice_or_skip(sample_dir, tmp_path_factory, commits=4)
 
 
 def _env(tmp_path: Path, repo: Path) -> dict:
