@@ -13,7 +13,6 @@ paired median difference 0.1 ms (budget: 10 ms).
 
 from __future__ import annotations
 
-import datetime as dt
 import difflib
 import re
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from markupsafe import Markup, escape
 from pipelines.reads import ReadService
 from pipelines.retrieval.facets import Facets, facet_counts
 from pipelines.retrieval.highlight import snippet_html
-from pipelines.retrieval.service import MAX_K, STATUSES, TARGETS, InvalidRequest, SearchService
+from pipelines.retrieval.service import MAX_K, STATUSES, TARGETS, InvalidRequest, SearchService, parse_date
 
 RETRIEVERS_SHOWN = ("hybrid", "bm25", "dense", "gaius")
 PAGE_SIZE = 10
@@ -155,10 +154,7 @@ def parse_search_params(qp) -> SearchParams:
             raise InvalidRequest(f"status must be one of {', '.join(STATUSES)}, got {s!r}")
     as_of = one("as_of")
     if as_of is not None:
-        try:
-            dt.date.fromisoformat(as_of)
-        except ValueError:
-            raise InvalidRequest(f"as_of must be a date YYYY-MM-DD, got {as_of!r}") from None
+        parse_date(as_of)  # the service's wording, so the page says what the API says
     raw_page = one("page", "1")
     try:
         page = int(raw_page)

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from pipelines.reads.dates import parse_day
+from pipelines.reads.errors import BadDate
 from pipelines.retrieval.interface import RETRIEVERS, Filters, Hit, SearchError, SearchRequest
 from pipelines.retrieval.languages import DEFAULT_LANGUAGE, PROFILES, case_law_languages, cases_acts
 
@@ -41,12 +43,14 @@ class SearchPage:
 
 
 def parse_date(value: str | dt.date | None, name: str = "as_of") -> dt.date | None:
+    """``value`` as a date, with the read layer's wording for a refusal: the API, the page and the
+    service then name the same fault the same way (a malformed day vs. a day the calendar lacks)."""
     if value is None or isinstance(value, dt.date):
         return value
     try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise InvalidRequest(f"{name} must be a date YYYY-MM-DD, got {value!r}") from None
+        return parse_day(value, name)
+    except BadDate as exc:
+        raise InvalidRequest(str(exc)) from None
 
 
 def build_request(query: str, *, k: int = 10, retriever: str = "hybrid", acts: list[str] | None = None,

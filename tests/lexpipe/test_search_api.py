@@ -115,7 +115,7 @@ def test_health(client):
 
 @pytest.mark.parametrize("argv,fragment", [
     (["", ], "query is empty"), (["umowa", "--k", "0"], "k must be between"),
-    (["umowa", "--retriever", "tfidf"], "unknown retriever"), (["umowa", "--as-of", "2024-13-45"], "must be a date"),
+    (["umowa", "--retriever", "tfidf"], "unknown retriever"), (["umowa", "--as-of", "2024-13-45"], "must be a real date"),
     (["umowa", "--act", "pl:kk"], "unknown act"), (["x" * 100_000], "the limit is"),
 ])
 def test_cli_bad_input(home, monkeypatch, capsys, argv, fragment):

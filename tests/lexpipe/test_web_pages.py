@@ -210,7 +210,7 @@ def test_pages_are_the_api_pages_and_the_pager_links_them(client):
 
 
 @pytest.mark.parametrize("params, status, message", [
-    ({"q": "umowa", "as_of": "2025-13-01"}, 422, "as_of must be a date YYYY-MM-DD, got '2025-13-01'"),
+    ({"q": "umowa", "as_of": "2025-13-01"}, 422, "as_of must be a real date YYYY-MM-DD, got '2025-13-01'"),
     ({"q": "umowa", "act": "pl:nope"}, 404, "unknown act 'pl:nope'"),
     ({"q": "umowa", "retriever": "magic"}, 422, "unknown retriever 'magic'"),
     ({"q": "umowa", "page": "0"}, 422, "page must be between 1 and"),
