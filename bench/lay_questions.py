@@ -163,11 +163,13 @@ def assess(service, questions, pages, ooc, args) -> None:
     conf, top_ok, flagged_in = [], [], []
     for q in questions:
         page = pages.get(q["id"])
-        if page is None or page.confidence is None:
+        if page is None:
+            continue
+        flagged_in.append("out_of_corpus" in page.flags)  # counted with or without a confidence model
+        if page.confidence is None:
             continue
         conf.append(page.confidence)
         top_ok.append(float(bool(page.hits) and page.hits[0].article_id in set(q["gold_articles"])))
-        flagged_in.append("out_of_corpus" in page.flags)
     flagged_out, named = [], []
     for q in ooc:
         page = service.search(q["question"], k=args.k, retriever="hybrid")
