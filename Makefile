@@ -25,8 +25,12 @@ run: setup
 ui: setup
 	$(BIN)/lexpipe ui
 
+# Two pytest workers (pytest-xdist), a test file per worker at a time: module fixtures (a slice
+# import, a Dagster stack) are built once, and the production test's ~9 min of real processes
+# overlap the rest of the suite. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
 test: setup browser postgres
-	$(BIN)/python -m pytest -q --durations=20
+	$(BIN)/python -m pytest -q --durations=20 -n $(TEST_WORKERS) --dist loadfile
 
 bench: setup
 	$(BIN)/python bench/parse.py

@@ -26,6 +26,16 @@ def sample_dir() -> Path:
     return path.resolve()
 
 
+@pytest.fixture(scope="session")
+def two_page_sample_dir(tmp_path_factory, sample_dir: Path) -> Path:
+    """``sample_dir`` with two of the SAOS dump's pages (347, 355; symlinks to the real files)."""
+    from saos_fixtures import sample_with_saos_pages
+
+    if not (sample_dir / "pl" / "saos").is_dir():
+        pytest.skip(f"SAOS sample pages not found under {sample_dir}")
+    return sample_with_saos_pages(tmp_path_factory.mktemp("sample") / "data", sample_dir)
+
+
 @pytest.fixture
 def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Layout:
     """A fresh Layout under tmp_path; LEXPIPE_HOME points at it for code reading settings."""
@@ -101,3 +111,39 @@ def benchmark_table(sample_dir: Path):
     from pipelines.benchmarks.benchmark_table import build_benchmark_table
 
     return build_benchmark_table(sample_dir)
+
+
+# The files that take longest (seconds summed over setup, call and teardown in the two-worker run
+# of 2026-11-29, `--durations=0`), started first: `make test` sends whole files to two pytest-xdist
+# workers in collection order, and the production test (~9 min of real processes) collected in
+# the middle ran alone for its last minutes while the other worker idled. Longest first keeps both
+# busy to the end. A file missing here only runs in its usual place.
+LONGEST_FIRST = (
+    "tests/deploy/test_dagster_production.py",       # 1058 s
+    "tests/lexpipe/test_bad_acts.py",                # 365 s
+    "tests/lexpipe/test_prefect_flows.py",           # 278 s
+    "tests/assets/test_de_statutes.py",              # 251 s
+    "tests/lexpipe/test_load_kill_resume.py",        # 237 s
+    "tests/pipelines/subscriptions/test_webhook_crash.py",  # 205 s
+    "tests/pipelines/statutes/de/test_de_versions.py",      # 199 s
+    "tests/ui/test_dagster_ui.py",                   # 192 s
+    "tests/pipelines/statutes/pl/test_article_census.py",   # 167 s
+    "tests/pipelines/case_law/test_pl_judgments.py",        # 156 s
+    "tests/assets/test_pl_statutes_job.py",          # 142 s
+    "tests/pipelines/tools/test_tool_definitions.py",       # 138 s
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest files first (stable: a file's tests keep their order and stay together)."""
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    root = Path(str(config.rootpath))
+
+    def key(item: pytest.Item) -> int:
+        try:
+            rel = Path(str(item.path)).relative_to(root).as_posix()
+        except ValueError:
+            return len(rank)
+        return rank.get(rel, len(rank))
+
+    items.sort(key=key)

@@ -61,3 +61,23 @@ def held_judgments(sample_dir: Path) -> int:
     offline source serves every page in the folder) stores."""
     return sum(len(json.loads(p.read_text(encoding="utf-8"))["items"])
                for p in saos_dir(sample_dir).glob("judgments-page-*.json"))
+
+
+def sample_with_saos_pages(root: Path, sample_dir: Path, pages: tuple[int, ...] = PAGES) -> Path:
+    """A sample folder that mirrors ``sample_dir`` (symlinks to the real files) but holds only
+    ``pages`` of the SAOS dump: the offline source serves every page in the folder, and the
+    end-to-end case-law tests need two real pages, not all (8 pages cost ~4x the time: 250 s for
+    the Prefect flow alone on the CI run of 2026-11-28)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for entry in sample_dir.iterdir():
+        if entry.name != "pl":
+            (root / entry.name).symlink_to(entry)
+    (root / "pl").mkdir()
+    for entry in (sample_dir / "pl").iterdir():
+        if entry.name != "saos":
+            (root / "pl" / entry.name).symlink_to(entry)
+    (root / "pl" / "saos").mkdir()
+    for page in pages:
+        name = f"judgments-page-{page}.json"
+        (root / "pl" / "saos" / name).symlink_to(saos_dir(sample_dir) / name)
+    return root

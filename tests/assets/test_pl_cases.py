@@ -37,14 +37,12 @@ def _checks(result: dg.ExecuteInProcessResult) -> dict[str, bool]:
 
 
 @pytest.fixture(scope="module")
-def materialized(tmp_path_factory, published_corpus, sample_dir: Path):
-    if not (sample_dir / "pl" / "saos").is_dir():
-        pytest.skip(f"SAOS sample pages not found under {sample_dir}")
+def materialized(tmp_path_factory, published_corpus, two_page_sample_dir: Path):
     corpus = copy_published_corpus(published_corpus, tmp_path_factory.mktemp("pl_cases"))
-    return corpus.home, _materialize(corpus.home, sample_dir)
+    return corpus.home, _materialize(corpus.home, two_page_sample_dir)
 
 
-def test_sync_chunks_index_links_and_cited_by(materialized, sample_dir: Path) -> None:
+def test_sync_chunks_index_links_and_cited_by(materialized, two_page_sample_dir: Path) -> None:
     from core.layout import Layout
     from pipelines.retrieval.encoders import get_encoder
     from pipelines.retrieval.index_build import open_embedded_backend
@@ -56,7 +54,7 @@ def test_sync_chunks_index_links_and_cited_by(materialized, sample_dir: Path) ->
     assert _checks(result) == {"saos_quarantine_contract": True, "pl_case_chunks_valid": True,
                                "pl_citation_links_resolved": True}
     sync = _md(result, "cases__pl__saos")
-    held = held_judgments(sample_dir)  # the offline source serves every held page
+    held = held_judgments(two_page_sample_dir)  # the offline source serves every held page
     assert (sync["stored_judgments"], sync["quarantined_total"], sync["complete"]) == (held, 0, True)
     chunks = _md(result, "cases__pl__chunks")
     assert chunks["judgments"] == held and chunks["rejected_judgments"] == 0 and chunks["chunks"] > held
@@ -79,18 +77,18 @@ def test_sync_chunks_index_links_and_cited_by(materialized, sample_dir: Path) ->
     assert "Krajowa Izba Odwoławcza" in hits[0].heading_path
 
 
-def test_rerun_is_idempotent(materialized, sample_dir: Path) -> None:
+def test_rerun_is_idempotent(materialized, two_page_sample_dir: Path) -> None:
     home, _ = materialized
     before = pq.read_table(home / "caselaw" / "pl" / "citations" / "links.parquet")
-    again = _materialize(home, sample_dir)
+    again = _materialize(home, two_page_sample_dir)
     assert again.success
     sync = _md(again, "cases__pl__saos")
-    assert sync["new_judgments"] == 0 and sync["stored_judgments"] == held_judgments(sample_dir)
+    assert sync["new_judgments"] == 0 and sync["stored_judgments"] == held_judgments(two_page_sample_dir)
     assert _md(again, "cases__pl__search_index")["embedded_chunks"] == 0  # every embedding from the cache
     assert pq.read_table(home / "caselaw" / "pl" / "citations" / "links.parquet").equals(before)
 
 
-def test_quarantine_contract_fails_when_a_refused_judgment_is_served(tmp_path: Path, sample_dir: Path) -> None:
+def test_quarantine_contract_fails_when_a_refused_judgment_is_served(tmp_path: Path, two_page_sample_dir: Path) -> None:
     from connectors.saos import JudgmentStore, SaosPaths
     from datetime import datetime, timezone
 
@@ -98,7 +96,7 @@ def test_quarantine_contract_fails_when_a_refused_judgment_is_served(tmp_path: P
     result = dg.materialize([pl_cases.saos_judgments, pl_cases.saos_quarantine_contract],
                             resources={"storage": CorpusStorage(home=str(home))},
                             run_config={"ops": {"cases__pl__saos": {"config": {"offline": True,
-                                                                               "sample_dir": str(sample_dir)}}}},
+                                                                               "sample_dir": str(two_page_sample_dir)}}}},
                             instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
     assert result.success
     store = JudgmentStore(SaosPaths(home).store_root)

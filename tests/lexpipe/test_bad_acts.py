@@ -265,3 +265,17 @@ def test_an_unknown_act_id_in_the_api_is_a_404_naming_the_known_ids(client, meth
     detail = r.json()["detail"]
     assert detail.startswith("unknown act 'pl:xx'; known acts: "), detail
     assert all(a in detail for a in ("pl:kc", "pl:kk", "de:bgb", "de:cases")), detail
+
+
+@pytest.mark.parametrize("jurisdiction", ["pl", "fr"])
+def test_load_refuses_a_jurisdiction_without_a_whole_law_source(jurisdiction, registry_env, capsys):
+    """``lexpipe load`` reads a gesetze-style repository: only German law has one. Another
+    jurisdiction is refused by name before anything is written (Polish acts come one changeset at a
+    time through ``lexpipe run``)."""
+    from lexpipe.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["load", jurisdiction, "--home", str(registry_env / "home")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"invalid choice: '{jurisdiction}'" in err and "'de'" in err, err
+    assert not (registry_env / "home").exists() and not (registry_env / "dagster_home").exists()

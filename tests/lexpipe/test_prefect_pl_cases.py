@@ -17,18 +17,18 @@ def _env(home: Path, sample_dir: Path) -> dict[str, str]:
             "LEXPIPE_ENCODER": "hashing", "LEXPIPE_PREFECT_RETRY_DELAY_S": "0.05", "LEXPIPE_ELASTICSEARCH_URL": ""}
 
 
-def test_flow_builds_pl_cases_and_blocks_a_bad_chunk_batch(prefect_server, tmp_path: Path, sample_dir: Path,
+def test_flow_builds_pl_cases_and_blocks_a_bad_chunk_batch(prefect_server, tmp_path: Path, two_page_sample_dir: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from lexpipe.prefect_pl_cases import JudgmentChunksInvalid, pl_cases
     from pipelines.case_law.pl import build
 
     home = tmp_path / "home"
-    for k, v in _env(home, sample_dir).items():
+    for k, v in _env(home, two_page_sample_dir).items():
         monkeypatch.setenv(k, v)
     state = pl_cases(return_state=True)
     assert state.is_completed()
     report = state.result()
-    held = held_judgments(sample_dir)
+    held = held_judgments(two_page_sample_dir)
     assert (report.new, report.quarantined, report.stored) == (held, 0, held)
     assert report.indexed == report.chunks > held
     assert report.links > 0 and sum(report.resolution.values()) == report.links
