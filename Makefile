@@ -27,10 +27,12 @@ ui: setup
 
 # Two pytest workers (pytest-xdist), a test file per worker at a time: module fixtures (a slice
 # import, a Dagster stack) are built once, and the production test's ~9 min of real processes
-# overlap the rest of the suite. TEST_WORKERS=0 runs in one process.
+# overlap the rest of the suite. Files go out in collection order, longest first (tests/conftest.py:
+# LONGEST_FIRST; xdist's default reorder, most tests first, ran the one-test production file last).
+# TEST_WORKERS=0 runs in one process.
 TEST_WORKERS ?= 2
 test: setup browser postgres
-	$(BIN)/python -m pytest -q --durations=20 -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q --durations=20 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 bench: setup
 	$(BIN)/python bench/parse.py
