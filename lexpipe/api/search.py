@@ -135,16 +135,17 @@ def _no_case_law(service: SearchService, body: SearchBody) -> str | None:
 
 
 def _refusal(exc: InvalidRequest, body: SearchBody) -> ApiError:
-    """404 when the index has nothing to search (an act, a version, a date before the oldest indexed
-    version: the backend's SearchError); 422 for a request that cannot be answered as asked."""
+    """The service's refusal with the status it carries (``InvalidRequest.status``: 404 nothing
+    indexed to search, 422 a request that cannot be answered as asked, 503 the server's encoder),
+    naming the field it is about."""
     message = str(exc)
-    if "encoder, but this search encodes" in message:  # the server's configuration, not the request
+    if exc.status == 503:
         return ApiError(503, message, "retriever")
-    if isinstance(exc.__cause__, SearchError) or "is indexed; " in message:
+    if exc.status == 404:
         field = "version" if body.version else "as_of" if body.as_of else "act"
         return ApiError(404, message, field)
     field = next((f for start, f in _FIELDS if message.startswith(start)), None)
-    return ApiError(422, message, field)
+    return ApiError(exc.status, message, field)
 
 
 def run(service: SearchService, body: SearchBody) -> SearchOut:

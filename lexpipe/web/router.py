@@ -24,7 +24,6 @@ from lexpipe.web import i18n
 from lexpipe.web.views import (PAGE_SIZE, sup, RETRIEVERS_SHOWN, SearchParams, parse_search_params,
                                search_view, unit_href, unit_view)
 from pipelines.reads import ReadError, ReadService
-from pipelines.retrieval.interface import SearchError
 from pipelines.retrieval.service import STATUSES, TARGETS, InvalidRequest, SearchService
 
 HERE = Path(__file__).parent
@@ -77,8 +76,8 @@ def search_page(request: Request, service: SearchService = Depends(get_search)) 
         params = parse_search_params(qp)
     except InvalidRequest as exc:
         params = SearchParams(q=(qp.get("q") or "").strip(), lang=qp.get("lang") or None)
-        # as the API answers it (docs/api.md): an unknown act 404, malformed input 422
-        error, status = str(exc), 404 if "unknown act" in str(exc) else 422
+        # the status the API answers with (docs/api.md): ``InvalidRequest.status``
+        error, status = str(exc), exc.status
     lang = i18n.choose(params.lang, acts=params.act, query=params.q,
                        accept_language=request.headers.get("accept-language"))
     t = i18n.Strings(lang)
@@ -86,10 +85,7 @@ def search_page(request: Request, service: SearchService = Depends(get_search)) 
         try:
             view = search_view(service, params, status_label=t)
         except InvalidRequest as exc:
-            # the API's statuses: 404 when the index has nothing to search, else 422
-            nothing = (isinstance(exc.__cause__, SearchError) or "is indexed; " in str(exc)
-                       or "unknown act" in str(exc))
-            error, status = str(exc), 404 if nothing else 422
+            error, status = str(exc), exc.status
     langs = [(code, params.link(lang=code, page=None)) for code in i18n.LANGUAGES]
     return _render("search.html", status, t=t, lang=lang, params=params, view=view, error=error,
                    acts=_acts(), retrievers=RETRIEVERS_SHOWN, statuses=STATUSES, targets=TARGETS,

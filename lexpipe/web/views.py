@@ -266,7 +266,7 @@ def search_view(service: SearchService, params: SearchParams, status_label=lambd
 
     unknown = unknown_act(params.act)
     if unknown:
-        raise InvalidRequest(unknown)
+        raise InvalidRequest(unknown, 404)
     k = candidate_k(params)
     result = service.search(params.q, k=k, offset=0, retriever=params.retriever, acts=params.act,
                             statuses=params.status, as_of=params.as_of, target=params.target)

@@ -46,7 +46,7 @@ from pipelines.retrieval.encoders import Encoder
 # Elasticsearch backend); re-exported here for existing imports
 from pipelines.retrieval.fusion import RRF_CONFIG, HybridConfig, fuse  # noqa: F401
 from pipelines.retrieval.interface import (  # noqa: F401
-    Filters, Hit, SearchError, SearchRequest, collapse_to_articles, encoder_mismatch,
+    EncoderMismatch, Filters, Hit, SearchError, SearchRequest, collapse_to_articles, encoder_mismatch,
 )
 from pipelines.retrieval.languages import DEFAULT_LANGUAGE, PROFILES
 from pipelines.retrieval.reranker import LexicalStats, LinearReranker, rerank_legs
@@ -373,7 +373,7 @@ class EmbeddedBackend:
         """Refuse query vectors of another encoder than the table's (``interface.encoder_mismatch``)."""
         why = encoder_mismatch(f"{act} {version}", self._built_with.get(table), self.encoder.id)
         if why:
-            raise SearchError(why)
+            raise EncoderMismatch(why)
 
     def _arrow(self, name: str) -> pa.Table:
         """A table's rows; for a union name (``a|b``) the rows of its tables, concatenated."""
@@ -576,8 +576,9 @@ class EmbeddedBackend:
             legs["bm25"] = self._snapshot_hits(snap, res, rows)
         if "dense" in names:
             if snap.manifest.vector_encoder and snap.manifest.vector_encoder != self.encoder.id:
-                raise SearchError(encoder_mismatch(f"the {self.lang} statute index", snap.manifest.vector_encoder,
-                                                   self.encoder.id) or "encoder mismatch")
+                raise EncoderMismatch(encoder_mismatch(f"the {self.lang} statute index",
+                                                       snap.manifest.vector_encoder, self.encoder.id)
+                                      or "encoder mismatch")
             text = query
             if len(query.split()) > LONG_QUERY_WORDS:
                 text = key_terms(query, self.analyzer, _SnapshotIdf(snap), 16, self.lang) or query

@@ -20,6 +20,11 @@ class SearchError(ValueError):
     retriever): every backend raises it or a subclass, and the search service answers 4xx."""
 
 
+class EncoderMismatch(SearchError):
+    """The index's vectors come from another encoder than the one this server encodes queries with
+    (``encoder_mismatch`` says why): the server's configuration, not the caller's request (503)."""
+
+
 def encoder_mismatch(where: str, built_with: str | None, encoder_id: str | None) -> str | None:
     """Why a dense or hybrid search of ``where`` must be refused, or None: query vectors from another
     encoder than the one that embedded the index rank noise, silently. Indexes without a record

@@ -10,7 +10,7 @@ from typing import Callable
 
 from pipelines.reads.dates import parse_day
 from pipelines.reads.errors import BadDate
-from pipelines.retrieval.interface import RETRIEVERS, Filters, Hit, SearchError, SearchRequest
+from pipelines.retrieval.interface import RETRIEVERS, EncoderMismatch, Filters, Hit, SearchError, SearchRequest
 from pipelines.retrieval.languages import DEFAULT_LANGUAGE, PROFILES, case_law_languages, cases_acts
 
 # a layperson question is long (GerLayQA dev: p99 3,291, max 4,025 characters); 100 kB is refused
@@ -21,7 +21,22 @@ STATUSES = ("in_force", "repealed", "pending")
 
 
 class InvalidRequest(ValueError):
-    """Bad input from a caller: never a server error."""
+    """A request that cannot be answered, with the HTTP ``status`` every surface (the API, the search
+    page) answers it with, so none of them decides it again from the message's words:
+
+    * 422 (default): the request cannot be answered as asked (a malformed field, a bad combination);
+    * 404: nothing indexed to search — an unknown act, a version or date no index holds (every
+      backend's ``SearchError``, see :meth:`from_search_error`), no statute of the language indexed;
+    * 503: the server's own configuration (its query encoder differs from the index's).
+    """
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @classmethod
+    def from_search_error(cls, exc: SearchError) -> "InvalidRequest":
+        return cls(str(exc), 503 if isinstance(exc, EncoderMismatch) else 404)
 
 
 @dataclass
@@ -215,7 +230,7 @@ class SearchService:
             acts = tuple(a for a in backend.acts() if a.startswith(f"{lang}:") and a != lp.cases_act) \
                 if hasattr(backend, "acts") else ()
             if not acts:  # an empty act filter would mean "every act indexed"
-                raise InvalidRequest(f"no {lang}: statute is indexed; search target=cases, or index one first")
+                raise InvalidRequest(f"no {lang}: statute is indexed; search target=cases, or index one first", 404)
             detect = detect_acts and lp.detect_named_acts and target == "statutes"
             named = _named_in_scope(request.query, acts) if detect else ()
             request = replace(request, filters=replace(request.filters, act_ids=named or acts))
@@ -239,7 +254,7 @@ class SearchService:
                 hits, classification = mixed.hits, mixed.classification
                 quotas = {"statutes": mixed.statute_quota, "cases": mixed.case_quota}
         except SearchError as exc:
-            raise InvalidRequest(str(exc)) from exc
+            raise InvalidRequest.from_search_error(exc) from exc
         page = hits[offset:offset + request.k - offset]
         versions = {h.act_id: h.version for h in hits}
         extra = {} if assessment is None else {

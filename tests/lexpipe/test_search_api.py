@@ -94,6 +94,20 @@ def test_unanswerable_requests_are_404_or_422(client, params, status, field, fra
     assert r.status_code == status and r.json()["field"] == field and fragment in r.json()["message"], r.text
 
 
+def test_an_index_of_another_encoder_is_the_servers_fault_503(home):
+    """Query vectors of another encoder rank noise: the server refuses with 503 naming both encoders
+    (its configuration, not the caller's request), on the API and on the search page alike; BM25
+    still answers."""
+    backend = EmbeddedBackend(index_root(home), encoder=HashingEncoder(dim=256), analyzer=get_analyzer("pl"))
+    other = TestClient(create_app(SearchService(backend)))
+    r = other.get("/search", params={"q": "umowa leasingu", "retriever": "hybrid"})
+    assert r.status_code == 503 and r.json()["field"] == "retriever", r.text
+    assert "hashing-384" in r.json()["message"] and "hashing-256" in r.json()["message"]
+    page = other.get("/ui/search", params={"q": "umowa leasingu"})
+    assert page.status_code == 503 and "hashing-256" in page.text
+    assert other.get("/search", params={"q": "umowa leasingu", "retriever": "bm25"}).status_code == 200
+
+
 def test_huge_query_is_refused_not_crashed(client):
     r = client.post("/search", json={"q": "umowa " * 20000})  # ~120 kB
     assert r.status_code == 422

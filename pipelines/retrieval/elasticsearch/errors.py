@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pipelines.retrieval.interface import SearchError
+from pipelines.retrieval.interface import EncoderMismatch, SearchError
 
 
 class ElasticsearchBackendError(RuntimeError):
@@ -15,6 +15,10 @@ class ElasticsearchSearchError(ElasticsearchBackendError, SearchError):
     """A request the loaded versions cannot answer (unknown act or version, ``as_of`` before every
     version, unknown retriever). A ``SearchError`` like the embedded backend's, so the search
     service and API map it to 4xx the same way for both backends."""
+
+
+class ElasticsearchEncoderMismatch(ElasticsearchSearchError, EncoderMismatch):
+    """The alias's index was embedded with another encoder than this server's (503, as embedded)."""
 
 
 class IndexGone(Exception):

@@ -44,7 +44,9 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from pipelines.retrieval.backend_common import section_hybrid
 from pipelines.retrieval.elasticsearch.catalog import ActEntry, CatalogCache
-from pipelines.retrieval.elasticsearch.errors import ElasticsearchBackendError, ElasticsearchSearchError, IndexGone
+from pipelines.retrieval.elasticsearch.errors import (
+    ElasticsearchBackendError, ElasticsearchEncoderMismatch, ElasticsearchSearchError, IndexGone,
+)
 from pipelines.retrieval.elasticsearch.gaius import ScopeCache, ScopeScan
 from pipelines.retrieval.elasticsearch.names import IndexNames, iso, read_served, response_body
 from pipelines.retrieval.elasticsearch.queries import (
@@ -351,7 +353,7 @@ class IndexSearch:
             self._index_encoders[key] = meta.get("encoder")
         why = encoder_mismatch(f"{self.names.alias} ({scope.index})", self._index_encoders[key], self.encoder_id)
         if why:
-            raise ElasticsearchSearchError(why)
+            raise ElasticsearchEncoderMismatch(why)
 
     def _ranked(self, request: SearchRequest) -> list[Hit]:
         scope = self.scope(request.filters)
