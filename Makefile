@@ -11,11 +11,16 @@ CHROMIUM ?= /usr/bin/chromium
 .PHONY: setup run test ui bench lock browser postgres
 setup: $(VENV)/.installed
 
+# Bytecode is compiled at install: uv does not by default, and where PYTHONDONTWRITEBYTECODE is set
+# (as on these machines) no process ever caches it, so every Python process (each Dagster step,
+# code server, CLI call) compiled dagster, sqlalchemy, pandas … from source again: importing the
+# code location took 11.1–11.6 s CPU without .pyc files, 4.0–4.4 s with them (BENCHMARKS.md, "Test suite").
 $(VENV)/.installed: requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q "uv==$(UV_VERSION)"
-	$(BIN)/uv pip install -q --python $(BIN)/python -r requirements.lock
+	$(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -r requirements.lock
 	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e .
+	$(BIN)/python -m compileall -q core schemas connectors pipelines assets lexpipe
 	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 	touch $@
 
