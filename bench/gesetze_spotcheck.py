@@ -30,12 +30,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 _HEADING = re.compile(r"^#{1,6}\s+(?P<text>.*?)\s*$")
 _ESC = re.compile(r"\\([\\`*_{}\[\]()#+\-.!>\"'])")
 _FOOTREF = re.compile(r"\[\^[^\]]+\]")
+_BULLETS = re.compile(r"(?m)^[ \t]*(?:[*+](?:[ \t]+|$))+")  # empty cells too: a lone "*"
+_WRAPPED_HYPHEN = re.compile(r"(?<=\w)-[ \t]*\n[ \t]*(?=\w)")
 
 
 def normalise(text: str) -> str:
+    """The words of a unit, for comparison. List markers at a line's start (``*``, ``+``; not ``-``,
+    which starts wrapped lines of text: "… die\n- erforderlichenfalls eidliche - Vernehmung", RennwLottGABest
+    § 49) are left out on both sides: they are layout, and the converter writes a table as a nested list
+    (``*    *   cell``, a marker per row and per cell) that the parser renders as one marker per row
+    with its cells on lines — the three differing reads of the first slice spot check
+    (``de:glprzmichelstadtv:par:1``) had the same words in the same order. A compound the converter
+    wrapped after its hyphen is one word again, as the parser reads it ("Leistungslohn-Mehrstunden")."""
     from pipelines.statutes.de.structure import normalize_text
 
-    text = _FOOTREF.sub("", text or "")
+    text = _BULLETS.sub("", _FOOTREF.sub("", text or ""))
+    # the converter wraps lines after the hyphen of a compound ("Erwin-Stein-\nSchule"): one word
+    text = _WRAPPED_HYPHEN.sub("-", text)
     text = _ESC.sub(r"\1", text).replace("**", "").replace("\\*)", "")
     return re.sub(r"\s+", " ", normalize_text(text)).strip()
 
