@@ -5,6 +5,13 @@ and what gates the index. It reads the *published* files (not the staging the bu
 promotion that lost or mixed files is caught; it is the same GX suites (articles, nodes, chunks)
 run in batches (:mod:`pipelines.statutes.batch_checks`). Quarantined acts are reported as a
 warning: their last good version serves and they block nothing.
+
+What blocks (ERROR, the index does not move, later changesets wait): a published version that fails
+the suites, or a *systemic* quarantine — most acts of a changeset of at least
+:data:`SYSTEMIC_MIN_ACTS` failing (a parser or source regression, not a bad act). A changeset whose
+one act is quarantined is not systemic: it once blocked the whole stream (the wide slice's
+``BGBl. I 2012 Nr. 17``, one act, quarantined: every later commit refused to run behind it), while
+the import quarantines 3 of 6,183 acts (0.05 %) and a gazette issue at most 1 of its acts.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from pipelines.statutes.batch_checks import check_batch
 from pipelines.statutes.store import CorpusStore
 
 BATCH = 300
+SYSTEMIC_MIN_ACTS = 10  # a changeset at least this large, more than half of it quarantined: systemic
 
 
 @dataclass
@@ -58,6 +66,11 @@ def recheck_changeset(layout: Layout, jurisdiction: str, key: str, *, max_tokens
     if quarantined:
         parts.append(f"{len(quarantined)} quarantined ({', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))}), "
                      "e.g. " + "; ".join(f"{o['act_id']}: {o['message'][:150]}" for o in quarantined[:3]))
-    blocking = bool(failures) or (not published and bool(quarantined))
+    blocking = bool(failures) or systemic(len(published), len(quarantined))
     return ChangesetCheck(not failures and not quarantined, blocking, "; ".join(parts), len(published),
                           len(quarantined), rows, expectations, failures)
+
+
+def systemic(published: int, quarantined: int) -> bool:
+    """More than half of a changeset of at least :data:`SYSTEMIC_MIN_ACTS` acts quarantined."""
+    return published + quarantined >= SYSTEMIC_MIN_ACTS and quarantined * 2 > published + quarantined
