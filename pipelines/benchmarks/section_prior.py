@@ -19,7 +19,10 @@ relative to the leg's best, whether the leg retrieved it, and the log-prior; fit
 from __future__ import annotations
 
 import hashlib
-from typing import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
 
 from pipelines.retrieval.section_fusion import (  # noqa: F401  (re-exported: the study's vocabulary)
     Candidates, SectionFusion, SectionPrior, candidate_features, count_labels, feature_names, fit_listwise,
@@ -83,3 +86,97 @@ def rrf_rankings(legs: Mapping[str, Sequence[str]], k: int = 60, weights: Mappin
         for r, a in enumerate(ranked, 1):
             score[a] = score.get(a, 0.0) + w / (k + r)
     return sorted(score, key=lambda a: -score[a])
+
+
+# ---------------------------------------------------------------------------------------------
+# the German kNN last stage (``lay_search.GermanKnn``), nested out of fold
+
+
+def row_folds(rep_ids: Sequence[str], question_ids: Sequence[str], folds: Sequence[int]) -> np.ndarray:
+    """The fold of the question each representation row was written from (rows ``<kind>:<question
+    id>``, e.g. ``gerlayqa:17``), −1 for a row of a question outside the study (no gold § in the
+    searched version): the rows to leave out of the kNN store that serves a fold."""
+    fold_of = dict(zip(question_ids, folds))
+    return np.array([fold_of.get(r.split(":", 1)[1], -1) if ":" in r else -1 for r in rep_ids], dtype=int)
+
+
+def nested_hybrid_rankings(cands: Sequence[Candidates], golds: Sequence[Sequence[str]], folds: Sequence[int], *,
+                           legs: Sequence[str], vocabulary: int, leg_articles: int = 100, prior_depth: int = 50
+                           ) -> dict[frozenset[int], dict[int, list[tuple[str, float]]]]:
+    """The section fusion's rankings the nested kNN study needs, each by a model fitted (weights and
+    prior) without the folds of its key: ``{f}`` ranks fold f's questions (the test rankings);
+    ``{f, g}`` ranks the questions of folds f and g (the training rows of the kNN fusion that ranks
+    fold f — or g). 15 fits for 5 folds."""
+    fold_ids = sorted(set(folds))
+    keys = [frozenset({f}) for f in fold_ids] + [frozenset({f, g}) for f in fold_ids for g in fold_ids if f < g]
+    out: dict[frozenset[int], dict[int, list[tuple[str, float]]]] = {}
+    for key in keys:
+        keep = [i for i, f in enumerate(folds) if f not in key]
+        model = fit_section_fusion([cands[i] for i in keep], [golds[i] for i in keep], [folds[i] for i in keep],
+                                   legs=legs, vocabulary=vocabulary, prior_depth=prior_depth,
+                                   leg_articles=leg_articles)
+        out[key] = {i: model.rank(cands[i])[:leg_articles] for i, f in enumerate(folds) if f in key}
+    return out
+
+
+@dataclass
+class KnnStudy:
+    """Out-of-fold rankings of every question: the hybrid's, the kNN leg's, and the kNN fusion's."""
+    hybrid: list[list[tuple[str, float]]]
+    knn: list[list[tuple[str, float]]]
+    fused: list[list[str]]
+    weights: dict[int, list[float]]  # per test fold, in KNN_FEATURES order
+
+
+def knn_groups(hybrid: Sequence[Sequence[tuple[str, float]]], knn: Sequence[Sequence[tuple[str, float]]],
+               golds: Sequence[Sequence[str]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One listwise training group per question: the kNN fusion's candidates, gold ones positive."""
+    from pipelines.retrieval.article_fusion import knn_features
+
+    groups = []
+    for h, k, g in zip(hybrid, knn, golds):
+        order, x = knn_features({"hybrid": h, "knn": k})
+        gold = set(g)
+        groups.append((x, np.array([a in gold for a in order])))
+    return groups
+
+
+def cross_validated_knn_fusion(hybrid: Mapping[frozenset[int], Mapping[int, Sequence[tuple[str, float]]]],
+                               knn: Callable[[int, frozenset[int]], list[tuple[str, float]]],
+                               golds: Sequence[Sequence[str]], folds: Sequence[int]) -> KnnStudy:
+    """Nested out of fold: fold f is ranked by a kNN fusion whose training rows are the questions
+    of the other folds g, each ranked by a hybrid fitted without f and g (``hybrid[{f, g}]``) with
+    neighbours outside f and g (``knn(i, {f, g})``); fold f's own rankings are ``hybrid[{f}]`` and
+    ``knn(i, {f})``. ``knn(i, out)`` must read no store row of a question in the folds ``out``
+    (``row_folds`` gives the mask): so no label of fold f reaches anything that ranks it."""
+    from pipelines.retrieval.article_fusion import KNN_FEATURES, KnnFusion
+
+    n = len(golds)
+    fold_ids = sorted(set(folds))
+    hyb: list[list[tuple[str, float]]] = [[] for _ in range(n)]
+    nn: list[list[tuple[str, float]]] = [[] for _ in range(n)]
+    fused: list[list[str]] = [[] for _ in range(n)]
+    weights: dict[int, list[float]] = {}
+    for f in fold_ids:
+        test = [i for i in range(n) if folds[i] == f]
+        for i in test:
+            hyb[i] = list(hybrid[frozenset({f})][i])
+            nn[i] = knn(i, frozenset({f}))
+        train = [i for i in range(n) if folds[i] != f]
+        groups = knn_groups([hybrid[frozenset({f, folds[i]})][i] for i in train],
+                            [knn(i, frozenset({f, folds[i]})) for i in train], [golds[i] for i in train])
+        w, mean, std = fit_listwise(groups)
+        model = KnnFusion(w.tolist(), mean.tolist(), std.tolist(), list(KNN_FEATURES))
+        weights[f] = w.tolist()
+        for i in test:
+            fused[i] = [a for a, _ in model.rank({"hybrid": hyb[i], "knn": nn[i]})]
+    return KnnStudy(hyb, nn, fused, weights)
+
+
+def fit_knn_fusion(study: KnnStudy, golds: Sequence[Sequence[str]], provenance: dict | None = None):
+    """The shipped kNN fusion: one model over every question's out-of-fold rankings (its hybrid
+    fitted without its fold, its neighbours outside its fold) — the situation of a new question."""
+    from pipelines.retrieval.article_fusion import KNN_FEATURES, KnnFusion
+
+    w, mean, std = fit_listwise(knn_groups(study.hybrid, study.knn, golds))
+    return KnnFusion(w.tolist(), mean.tolist(), std.tolist(), list(KNN_FEATURES), dict(provenance or {}))

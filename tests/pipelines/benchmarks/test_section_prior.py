@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from pipelines.benchmarks.section_prior import (
-    Candidates, assign_folds, count_labels, cross_validated_fusion, fit_listwise, fold_priors, prior_rankings,
+    Candidates, assign_folds, count_labels, cross_validated_fusion, cross_validated_knn_fusion, fit_listwise, fold_priors,
+    nested_hybrid_rankings, prior_rankings, row_folds,
 )
 
 
@@ -81,3 +82,81 @@ def test_listwise_fit_prefers_the_informative_feature():
     assert weights[0] > 3 * abs(weights[1])
     with pytest.raises(ValueError, match="gold"):
         fit_listwise([(np.zeros((3, 2)), np.zeros(3, bool))])
+
+
+# ---------------------------------------------------------------------------------------------
+# the German kNN study: a fold's own questions never reach its kNN rows
+
+
+def _knn_fixture(n: int = 40, k: int = 4):
+    """Questions 2j and 2j+1 are twins (a shared word, a shared §, the hybrid finds that § at rank
+    3); each question also has a word and a § of its own that only its store row carries. If a
+    fold's own rows reached its kNN leg, a question's own § would be its first neighbour vote."""
+    from pipelines.retrieval.representations.store import RepresentationIndex
+
+    ids = [str(i) for i in range(n)]
+    folds = assign_folds(ids, k)
+    golds = [[f"de:bgb:par:{1000 + i}", f"de:bgb:par:{3000 + i // 2}"] for i in range(n)]
+    tokens = [[f"own{i}", f"pair{i // 2}", "mieter"] for i in range(n)]
+    rep_ids, arts, toks = [], [], []
+    for i in range(n):
+        for a in golds[i]:
+            rep_ids.append(f"gerlayqa:{i}")
+            arts.append(a)
+            toks.append(" ".join(tokens[i]))
+    rep_ids.append("gerlayqa:999")  # a question outside the study (no gold § in force): never masked
+    arts.append("de:bgb:par:823")
+    toks.append("mieter")
+    m = len(rep_ids)
+    index = RepresentationIndex(rep_ids, np.array(["gerlayqa"] * m, dtype=object), np.array(arts, dtype=object),
+                                np.array(["de:bgb"] * m, dtype=object), np.full(m, -1), toks, toks, None)
+    cands = [Candidates({"bm25": [("de:bgb:par:1", 9.0), ("de:bgb:par:2", 8.0), (f"de:bgb:par:{3000 + i // 2}", 7.0)]})
+             for i in range(n)]
+    return ids, folds, golds, tokens, index, cands
+
+
+def test_row_folds_map_store_rows_to_their_questions_fold():
+    ids, folds, _golds, _tokens, index, _cands = _knn_fixture()
+    rf = row_folds(index.rep_ids, ids, folds)
+    assert rf[-1] == -1  # the outside question
+    for r, f in zip(index.rep_ids[:-1], rf[:-1]):
+        assert f == folds[int(r.split(":")[1])]
+
+
+def test_knn_study_never_reads_a_folds_own_rows():
+    from pipelines.retrieval.representations.search import bm25_knn
+
+    ids, folds, golds, tokens, index, cands = _knn_fixture()
+    rf = row_folds(index.rep_ids, ids, folds)
+    calls = []
+
+    def knn(i, out):
+        calls.append((i, out))
+        return bm25_knn(index, tokens[i], exclude=np.isin(rf, list(out)))
+
+    hybrid = nested_hybrid_rankings(cands, golds, folds, legs=["bm25"], vocabulary=3000, prior_depth=10)
+    study = cross_validated_knn_fusion(hybrid, knn, golds, folds)
+    # every kNN ranking was read without the question's own fold
+    assert calls and all(folds[i] in out for i, out in calls)
+    for i in range(len(ids)):
+        own, twin = golds[i]
+        partner = i ^ 1
+        knn_ids = [a for a, _ in study.knn[i]]
+        assert own not in knn_ids and own not in study.fused[i]  # its own row is unreachable
+        assert (twin in knn_ids) == (folds[partner] != folds[i])  # the twin's row counts only from another fold
+        assert "de:bgb:par:823" in knn_ids  # rows outside the study are always there
+    # the hybrid that ranks a fold, and the training rows of the fusion that ranks it, never saw it
+    for key, ranked in hybrid.items():
+        assert all(folds[i] in key for i in ranked)
+    assert set(study.weights) == set(folds)
+
+
+def test_knn_fusion_study_leaks_when_the_mask_is_dropped():
+    """The guard above can fail: a kNN leg that ignores the folds to leave out finds every
+    question's own §."""
+    from pipelines.retrieval.representations.search import bm25_knn
+
+    _ids, folds, golds, tokens, index, cands = _knn_fixture()
+    hybrid = nested_hybrid_rankings(cands, golds, folds, legs=["bm25"], vocabulary=3000, prior_depth=10)
+    study = cross_validated_knn_fusion(hybrid, lambda i, out: bm25_knn(index, tokens[i]), golds, folds)
+    assert all(g[0] in [a for a, _ in r] for r, g in zip(study.knn, golds))
