@@ -12,11 +12,14 @@ The home must hold the four codes indexed (``make run``) and the representation 
   and its fusion weights are fitted without it (leave one year out);
 * lay dev (``bench/data/pl_lay_questions_dev.jsonl``, 120): five folds (sha256 of the id);
 * out of corpus: ``bench/data/pl_out_of_corpus.jsonl`` (60, five folds) and the exam questions of
-  2012–2020 about acts the corpus does not hold (lead-in left out, leave one year out).
+  2012–2020 about acts the corpus does not hold (lead-in left out, leave one year out);
+* the query-topic model (``out_of_corpus_topic``: the query embedding's act, or outside) is fitted
+  per fold too — without the query's exam year's store rows, or without its lay / out-of-corpus
+  dev fold — and its log-odds feed the confidence and out-of-corpus models.
 
 The test files (lay test, out-of-corpus test, exam 2021–2023) are never read here. ``--save`` fits
 every model on all of it and writes ``pipelines/retrieval/models/{article_fusion,confidence,
-out_of_corpus}_pl.json``. The backend's rankings are cached in --cache (they do not depend on
+out_of_corpus,query_topic}_pl.json``. The backend's rankings are cached in --cache (they do not depend on
 anything trained here).
 """
 
@@ -156,6 +159,36 @@ def rep_pass(queries: list[Query], index, analyzer, kinds=None) -> None:
         q.outside = outside_evidence(index, q.vec, exclude=ex)
 
 
+def topic_fit(queries: list[Query], index, *, lay_weight: float, exclude_year=None, exclude_fold=None, provenance=None):
+    """The query-topic model (held act or outside) on the store's exam/LQAD questions (``exclude_year``:
+    that exam year's rows left out) and the lay / out-of-corpus dev questions (``exclude_fold``: that
+    fold of both left out)."""
+    from pipelines.retrieval.out_of_corpus_topic import OUTSIDE, fit_topic, training_rows
+
+    ex = None if exclude_year is None else np.isin(index.kinds, ["exam", "lqad"]) & (index.years == exclude_year)
+    x, labels = training_rows(index, exclude=ex, held_acts=HELD)
+    xs, ws = [x], [np.ones(len(labels))]
+    for q in queries:
+        if q.kind in ("lay", "ooc") and q.fold != exclude_fold:
+            xs.append(np.asarray(q.vec, dtype=np.float64)[None])
+            labels.append(q.act if q.kind == "lay" else OUTSIDE)
+            ws.append(np.array([lay_weight]))
+    return fit_topic(np.concatenate(xs), labels, classes=[*HELD, OUTSIDE], sample_weight=np.concatenate(ws),
+                     provenance=provenance)
+
+
+def topic_pass(queries: list[Query], index, *, lay_weight: float) -> None:
+    """Each query's out-of-corpus topic log-odds, out of fold: exam questions (in- and outside) from the
+    model without their year's rows, lay and out-of-corpus dev from the model without their fold."""
+    models = {}
+    for q in queries:
+        key = ("year", q.year) if q.year is not None else ("fold", q.fold)
+        if key not in models:
+            models[key] = (topic_fit(queries, index, lay_weight=lay_weight, exclude_year=q.year) if q.year is not None
+                           else topic_fit(queries, index, lay_weight=lay_weight, exclude_fold=q.fold))
+        q.topic = models[key].outside_logit(q.vec)
+
+
 def metrics(ranks: list[int | None]) -> dict[str, float]:
     n = len(ranks) or 1
     return {**{f"R@{k}": sum(r is not None and r <= k for r in ranks) / n for k in (1, 5, 10)},
@@ -247,6 +280,7 @@ def main() -> int:
             reps[a] = reps.get(a, 0) + 1
     for q in queries:
         q.question_flag = is_question(q.searched)
+    topic_pass(queries, index, lay_weight=args.lay_weight)
 
     # -- article fusion, out of fold -------------------------------------------------------------
     fused: dict[str, list[tuple[str, float]]] = {}
@@ -280,7 +314,7 @@ def main() -> int:
         x = query_features(f, {**q.rankings}, question=q.question_flag, outside_share=q.outside.share,
                            outside_gap=q.outside.best_outside - q.outside.best_inside,
                            named_outside=bool(named_outside_acts(q.text)), named_held=q.named_held,
-                           words=len(q.text.split()))
+                           words=len(q.text.split()), outside_topic=q.topic)
         x_all.append(x)
         y_top.append(float(bool(f) and f[0][0] in set(q.gold)))
         y_out.append(float(q.kind in ("ooc", "exam_out")))
@@ -342,7 +376,14 @@ def main() -> int:
         m_out.threshold = float(t)
         m_top.save(conf_path("confidence", "pl"))
         m_out.save(conf_path("out_of_corpus", "pl"))
-        print(f"saved {default_model_path('pl')}, {conf_path('confidence', 'pl')}, {conf_path('out_of_corpus', 'pl')}")
+        from pipelines.retrieval.out_of_corpus_topic import default_model_path as topic_path
+
+        topic = topic_fit(queries, index, lay_weight=args.lay_weight,
+                          provenance={**prov, "trained_on": "representation store exam 2012–2020 and LQAD questions "
+                                      "(held act or outside), lay dev (its act), out-of-corpus dev (outside)"})
+        topic.save(topic_path("pl"))
+        print(f"saved {default_model_path('pl')}, {conf_path('confidence', 'pl')}, {conf_path('out_of_corpus', 'pl')}, "
+              f"{topic_path('pl')}")
     return 0
 
 

@@ -50,6 +50,7 @@ class PolishLaySearch:
     out_of_corpus: object | None  # confidence.LogisticModel
     analyzer: object
     held_names: dict[str, str] = field(default_factory=dict)  # act id → short name, for reasons
+    topic: object | None = None  # out_of_corpus_topic.TopicModel: the query embedding's act, or none held
     _reps_per_article: dict[str, int] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -105,11 +106,12 @@ class PolishLaySearch:
                            sources))
         named = named_outside_acts(request.query)
         evidence = outside_evidence(self.index, vec) if vec is not None and self.index.vectors is not None else None
+        topic = self.topic.outside_logit(vec) if self.topic is not None and vec is not None else 0.0
         x = query_features(fused, rankings, question=question,
                            outside_share=evidence.share if evidence else 0.0,
                            outside_gap=(evidence.best_outside - evidence.best_inside) if evidence else 0.0,
                            named_outside=bool(named), named_held=named_held,
-                           words=len(request.query.split()))
+                           words=len(request.query.split()), outside_topic=topic)
         confidence = float(self.confidence.probability(x)[0]) if self.confidence is not None and out else None
         p_out = float(self.out_of_corpus.probability(x)[0]) if self.out_of_corpus is not None else None
         return out, self._assess(confidence, p_out, named, evidence, named_held)
@@ -159,10 +161,13 @@ def _outside_name(act_id: str) -> str | None:
 
 def open_polish(home: Path, encoder_id: str | None) -> PolishLaySearch | None:
     """The Polish last stage of a home: its representation store and the shipped models, when the
-    store exists and was embedded with the search's encoder (another encoder's vectors are noise)."""
+    store exists and was embedded with the search's encoder (another encoder's vectors are noise).
+    The confidence and out-of-corpus models read the topic model's output: without the topic model
+    (or with one of another dimension than the store's vectors) neither is loaded."""
     from pipelines.retrieval.analyzers import get_analyzer
     from pipelines.retrieval.article_fusion import ArticleFusion, default_model_path as fusion_path
     from pipelines.retrieval.confidence import LogisticModel, default_model_path as model_path
+    from pipelines.retrieval.out_of_corpus_topic import TopicModel, default_model_path as topic_path
     from pipelines.retrieval.representations.store import RepresentationIndex
     from schemas.acts import registry
 
@@ -175,9 +180,13 @@ def open_polish(home: Path, encoder_id: str | None) -> PolishLaySearch | None:
 
     held = {a.id: a.citation or a.title for a in registry().of_jurisdiction("pl")
             if a.id in set(index.manifest.get("held_acts", []))}
+    topic = load(TopicModel, topic_path("pl"))
+    if topic is not None and (index.vectors is None or topic.dim != index.vectors.shape[1]):
+        topic = None
     return PolishLaySearch(index, load(ArticleFusion, fusion_path("pl")),
-                           load(LogisticModel, model_path("confidence", "pl")),
-                           load(LogisticModel, model_path("out_of_corpus", "pl")), get_analyzer("pl"), held)
+                           load(LogisticModel, model_path("confidence", "pl")) if topic else None,
+                           load(LogisticModel, model_path("out_of_corpus", "pl")) if topic else None,
+                           get_analyzer("pl"), held, topic)
 
 
 # ---------------------------------------------------------------------------------------- German

