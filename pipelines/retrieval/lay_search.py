@@ -204,24 +204,46 @@ class GermanKnn:
 
     def search(self, backend, request: SearchRequest, *, named_held: bool = False) -> tuple[list[Hit], Assessment]:
         from pipelines.retrieval.long_query import drop_stopwords
-        from pipelines.retrieval.representations.search import bm25_knn
+        from pipelines.retrieval.representations.search import BM25_KNN, bm25_knn
 
         depth = max(DEPTH, request.k)
         found = backend.search(replace(request, k=depth))
+        if hasattr(backend, "section_fusion") and backend.section_fusion is None:
+            # fitted over the section fusion's ranking: over another hybrid (no model for the
+            # index's encoder) its weights mean nothing
+            return found[:request.k], Assessment()
         hits = {h.article_id: h for h in found}
         tokens = self.analyzer.analyze(drop_stopwords(request.query, "de"))
         acts = set(request.filters.act_ids)
-        knn = [(a, s) for a, s in bm25_knn(self.index, tokens) if not acts or a.split(":par:", 1)[0] in acts]
+        params = self.model.provenance.get("knn", {})  # the neighbours and vote power it was fitted with
+        knn = [(a, s) for a, s in bm25_knn(self.index, tokens, k=int(params.get("k", BM25_KNN)),
+                                          power=float(params.get("power", 2.0)))
+               if not acts or a.split(":par:", 1)[0] in acts]
+        first = _first_chunks(backend, request) if any(a not in hits for a, _ in knn) else {}
+        statuses = set(request.filters.statuses)
+        knn = [(a, s) for a, s in knn if a in hits or (a in first and (not statuses or first[a].status in statuses))]
         rankings = {"hybrid": [(h.article_id, h.score) for h in found], "knn": knn}
         fused = self.model.rank(rankings)
         out = []
         for rank, (aid, score) in enumerate(fused[:request.k], 1):
-            h = hits[aid]
+            h = hits.get(aid) or replace(first[aid], sources={})  # a § only the neighbours name: its first chunk
             sources = dict(h.sources)
             sources.update({leg: i for leg, r in rankings.items() if leg != "hybrid"
                             for i, (a, _) in enumerate(r, 1) if a == aid})
             out.append(Hit(h.chunk_id, aid, h.act_id, h.version, score, rank, h.heading_path, h.text, h.status, sources))
         return out, Assessment()
+
+
+def _first_chunks(backend, request: SearchRequest) -> dict[str, Hit]:
+    """§ → its first chunk in the BGB version the search reads (the embedded backend's section
+    context, which the hybrid keeps anyway); empty where the backend has none."""
+    from pipelines.retrieval.interface import SearchError
+
+    try:
+        table = backend.table_of("de:bgb", request.filters.version)
+        return backend.section_context(table).first_chunk
+    except (AttributeError, TypeError, KeyError, SearchError):
+        return {}
 
 
 def open_german(home: Path, encoder_id: str | None) -> GermanKnn | None:

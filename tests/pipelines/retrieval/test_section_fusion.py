@@ -249,3 +249,74 @@ def test_in_memory_legs_equal_the_backends_own_retrievers(backend, lance_backend
     assert key(view.exact_dense(vec, f, 30)) == key(ctx.exact_dense(vec, f, 30))
     assert [r[0] for r in view.full_text("text_analyzed", tokens.split(), f, 30)] == \
         [r[0] for r in ctx.full_text("text_analyzed", tokens.split(), f, 30)]
+
+
+def test_the_service_re_ranks_german_questions_with_the_shipped_knn_stage(backend, tmp_path):
+    """The product path of the German last stage: ``SearchService`` → ``lay_search.open_german``
+    (the home's GerLayQA store, as the ``de_representations`` asset writes it, and the shipped
+    ``models/knn_fusion_de.json``) → the hybrid's §§ re-ranked with the nearest questions' §§."""
+    from pipelines.retrieval import lay_search
+    from pipelines.retrieval.article_fusion import KnnFusion, default_model_path as knn_path
+    from pipelines.retrieval.long_query import drop_stopwords
+    from pipelines.retrieval.representations.store import write_store
+    from pipelines.retrieval.service import SearchService
+
+    shipped = KnnFusion.load(knn_path("de", "knn_fusion"))
+    assert shipped.provenance["cv"]["hit@10"] > 0.425  # nested out of fold, above the hybrid alone
+    assert dict(zip(shipped.features, shipped.weights))["knn_lr"] > 0  # a neighbours' § is lifted
+    home = tmp_path / "home"
+    assert lay_search.open_german(home, None) is None  # no store built: the hybrid answers alone
+    # earlier questions like LAY, each answered by § 574 (the tenant's objection to a notice)
+    stories = [f"Mein Vermieter hat wegen Eigenbedarf gekündigt, ich wohne seit {n} Jahren in der Wohnung, "
+               f"bin krank und finde keine Ersatzwohnung. Kann ich der Kündigung widersprechen?" for n in range(3, 33)]
+    rows = [{"rep_id": f"gerlayqa:{i}", "kind": "gerlayqa", "article_id": "de:bgb:par:574", "act_id": "de:bgb",
+             "text": t, "tokens": " ".join(backend.analyzer.analyze(drop_stopwords(t, "de")))}
+            for i, t in enumerate(stories)]
+    write_store(home, "de", rows, None, {"lang": "de", "encoder": None, "kinds": ["gerlayqa"]})
+    query = LAY + " Ich bin krank und finde keine Ersatzwohnung."
+    backend.section_fusion = model()
+    try:
+        plain = [h.article_id for h in hybrid(backend, query, k=100)]
+        service = SearchService(backend, backend_for=lambda lang: backend, home=home)
+        page = service.search(query, acts=["de:bgb"], k=10)
+        bm25 = service.search(query, acts=["de:bgb"], k=10, retriever="bm25")  # other retrievers: no stage
+    finally:
+        backend.section_fusion = None
+    assert isinstance(service.lay_stage("de"), lay_search.GermanKnn)
+    ranked = [h.article_id for h in page.hits]
+    assert "de:bgb:par:574" in ranked[:3] and plain.index("de:bgb:par:574") > ranked.index("de:bgb:par:574")
+    top = page.hits[ranked.index("de:bgb:par:574")]
+    assert top.sources["knn"] == 1 and top.text and top.version == "2024-11-28"
+    assert [h.rank for h in page.hits] == list(range(1, 11)) and len(set(ranked)) == 10
+    assert all("knn" not in h.sources for h in bm25.hits)
+
+
+def test_a_section_only_the_neighbours_name_is_shown_by_its_first_chunk(backend, tmp_path):
+    """The kNN fusion's candidates are the hybrid's §§ and the neighbours': a § no leg retrieved
+    (one that shares no word with the question) is shown by its first chunk."""
+    from pipelines.retrieval import lay_search
+    from pipelines.retrieval.long_query import drop_stopwords
+    from pipelines.retrieval.representations.store import write_store
+
+    lexical = ["bm25_stop", "bm25_key"]  # a dense leg ranks every chunk of this small slice
+    backend.section_fusion = model(lexical)
+    try:
+        plain = [h.article_id for h in hybrid(backend, LAY, k=100)]
+        target = next(a for a in (f"de:bgb:par:{n}" for n in sorted(KEEP)) if a not in plain)
+        home = tmp_path / "home"
+        stories = [f"Mein Vermieter hat wegen Eigenbedarf gekündigt, die Wohnung steht seit {n} Monaten leer."
+                   for n in range(2, 40)]
+        rows = [{"rep_id": f"gerlayqa:{i}", "kind": "gerlayqa", "article_id": target, "act_id": "de:bgb",
+                 "text": t, "tokens": " ".join(backend.analyzer.analyze(drop_stopwords(t, "de")))}
+                for i, t in enumerate(stories)]
+        write_store(home, "de", rows, None, {"lang": "de", "encoder": None, "kinds": ["gerlayqa"]})
+        stage = lay_search.open_german(home, None)
+        hits, _ = stage.search(backend, SearchRequest(LAY, 10, "hybrid", Filters(act_ids=("de:bgb",))))
+        repealed, _ = stage.search(backend, SearchRequest(LAY, 10, "hybrid", Filters(act_ids=("de:bgb",),
+                                                                                      statuses=("repealed",))))
+    finally:
+        backend.section_fusion = None
+    shown = next(h for h in hits if h.article_id == target)
+    assert shown.sources == {"knn": 1} and shown.text and shown.status == "in_force"
+    assert shown.chunk_id == backend.section_context(backend.table_of("de:bgb")).first_chunk[target].chunk_id
+    assert target not in [h.article_id for h in repealed]  # the filters hold for it too
