@@ -223,7 +223,7 @@ def run_replay(settings: Settings, *, steps: int = 0, report: Path | None = None
     cursor_file = layout.source_state("gesetze") / "replay_sensor_cursor.json"
     cursor = json.loads(cursor_file.read_text())["cursor"] if cursor_file.exists() else None
     runs: list[ChangesetRun] = []
-    idle = 0
+    idle, offered = 0, -1
     while not steps or len(runs) < steps:
         with dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources,
                                      definitions=defs) as ctx:
@@ -234,8 +234,12 @@ def run_replay(settings: Settings, *, steps: int = 0, report: Path | None = None
         atomic_write_json(cursor_file, {"cursor": cursor})
         requests = [r for r in (result.run_requests or []) if r.job_name == de_statutes.de_statutes_job.name]
         if not requests:
-            idle += 1
-            if idle >= 2:  # the cursor is at the end and everything offered is applied
+            # a commit that changes no act (a README merge) requests nothing but moves the cursor:
+            # go on while it moves; two ticks without a move are the end (or nothing left to apply)
+            now = len(resources["gesetze"].source(layout, sync=False).changesets())
+            idle = idle + 1 if now == offered else 0
+            offered = now
+            if idle >= 2:
                 break
             continue
         idle = 0
