@@ -117,7 +117,8 @@ def run(args) -> None:
     layout = Layout(home)
     source = GesetzeSource.open(layout, settings, replay=True)
     history = source.history()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    # --port: a resumed replay binds the port of the first one, to which its subscriptions point
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/hook"
     print(f"receiver {url}; subscriptions made: {subscribe_every_later_act(layout, history, url)}")
@@ -157,6 +158,9 @@ def summarise(layout, repo: Path, report: Path, received: Counter | None, log: P
             except Exception:
                 feed["missing"] += 1
         events = sum(n for (a, v), n in (received or {}).items() if (a, v) in versions)
+        # rows of an earlier process of a resumed replay (its receiver's counts are gone): what the
+        # sender delivered, which equals what a receiver counts (2xx answers)
+        events = events or int((r.get("notifications") or {}).get("delivered") or 0)
         diff = r.get("diff") or {}
         idx = r.get("index") or {}
         r.update(check=check, feed=dict(feed), events=events)
@@ -208,6 +212,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=0)
     ap.add_argument("--report", default="bench/out/replay.jsonl")
     ap.add_argument("--no-index", action="store_true")
+    ap.add_argument("--port", type=int, default=0,
+                    help="the receiver's port (0: any); resuming a stopped replay: the port it printed, and the "
+                         "same --report (rows are appended)")
     ap.add_argument("--summarise", help="print the tables of a finished replay's report")
     args = ap.parse_args()
     if args.summarise:
