@@ -9,9 +9,9 @@ language's acts are published (it reads which articles exist from the published 
 old store or the new one. The search service's last stage (``pipelines.retrieval.lay_search``) reads
 it; without it searches answer as before, without a confidence.
 
-``representations_refresh`` builds both, launched from the Dagster UI (``lexpipe ui``) once a
-language's acts are published; it is cheap to repeat: texts already embedded come from the
-embedding cache. ``lexpipe run`` does not run it (yet): from an empty cache the Polish store embeds
+``representations_refresh`` builds both, launched from the Dagster UI (``lexpipe ui``) or by
+``lexpipe representations`` once a language's acts are published; it is cheap to repeat: texts
+already embedded come from the embedding cache. ``lexpipe run`` does not run it: from an empty cache the Polish store embeds
 ~9,400 texts, ~10 min at 12–16 texts/s, which ``make run``'s 15-min budget cannot hold, so a
 ``make run`` home searches without the last stage (no confidence, no out-of-corpus flag).
 """

@@ -313,6 +313,34 @@ def cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_representations(args: argparse.Namespace) -> int:
+    """Build the search's last-stage stores from the published corpus and the training material
+    (the ``representations_refresh`` job): what a search needs for its confidence, its out-of-corpus
+    flag (Polish) and its nearest-question leg (German)."""
+    from lexpipe.runner import ensure_dagster_home, run_representations
+
+    ensure_dagster_home()
+    settings = _settings(args)
+    console = _console()
+    langs = ("pl", "de") if args.language == "all" else (args.language,)
+    console.print(f"[bold]lexpipe representations[/] home={settings.home}: {', '.join(langs)}")
+    run, stores = run_representations(settings, languages=langs)
+    for lang in langs:
+        md = stores.get(lang)
+        if md is None:
+            console.print(f"{lang}: not built", markup=False, highlight=False)
+        elif not md.get("rows"):
+            console.print(f"{lang}: no store: no published act of the language it is about", markup=False,
+                          highlight=False)
+        else:
+            console.print(f"{lang}: {md['rows']} rows {md.get('per_kind', '')}; embedded {md.get('embedded', 0)}, "
+                          f"cached {md.get('cached', 0)}; {md.get('seconds', 0)} s → {md.get('path', '')}",
+                          markup=False, highlight=False)
+    if not run.success:
+        console.print(f"FAILED: {run.error or '; '.join(run.failed_checks)}", markup=False, highlight=False)
+    return 0 if run.success else 1
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay the gesetze history commit by commit through the source_watch sensor: each tick moves
     the replay cursor once the previous commit is applied, the sensor requests the run of the new
@@ -799,6 +827,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shard", help="i/n: embed only every n-th act from the i-th into the cache, commit nothing")
     p.add_argument("--home", help="override LEXPIPE_HOME")
     p.set_defaults(func=cmd_embed)
+    p = sub.add_parser("representations", help="build the search's last-stage stores (Polish: exam/LQAD questions "
+                                               "and SAOS citation sentences, embedded; German: GerLayQA questions) "
+                                               "from the published corpus; not part of `lexpipe run`")
+    p.add_argument("--language", default="all", choices=["all", "pl", "de"])
+    p.add_argument("--home", help="override LEXPIPE_HOME")
+    p.set_defaults(func=cmd_representations)
     p = sub.add_parser("replay", help="replay the gesetze history commit by commit through the source_watch sensor "
                                       "(LEXPIPE_GESETZE_REPLAY): one run per commit, the acts it changed")
     p.add_argument("--steps", type=int, default=0, help="commits to replay (0: to the end)")
