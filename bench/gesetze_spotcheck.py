@@ -31,7 +31,7 @@ _HEADING = re.compile(r"^#{1,6}\s+(?P<text>.*?)\s*$")
 _ESC = re.compile(r"\\([\\`*_{}\[\]()#+\-.!>\"'])")
 _FOOTREF = re.compile(r"\[\^[^\]]+\]")
 _BULLETS = re.compile(r"(?m)^[ \t]*(?:[*+](?:[ \t]+|$))+")  # empty cells too: a lone "*"
-_WRAPPED_HYPHEN = re.compile(r"(?<=\w)-[ \t]*\n[ \t]*(?=\w)")
+_WRAPPED_HYPHEN = re.compile(r"(?<=\w)-[ \t]*\n[ \t]*(?=[A-ZÄÖÜ0-9])")  # "Zuständigkeits-\nund": a space
 
 
 def normalise(text: str) -> str:
@@ -41,7 +41,8 @@ def normalise(text: str) -> str:
     (``*    *   cell``, a marker per row and per cell) that the parser renders as one marker per row
     with its cells on lines — the three differing reads of the first slice spot check
     (``de:glprzmichelstadtv:par:1``) had the same words in the same order. A compound the converter
-    wrapped after its hyphen is one word again, as the parser reads it ("Leistungslohn-Mehrstunden")."""
+    wrapped after its hyphen is one word again, as the parser reads it ("Leistungslohn-Mehrstunden");
+    before a lower-case word the hyphen ends a word ("Zuständigkeits- und Aufgabenverteilung")."""
     from pipelines.statutes.de.structure import normalize_text
 
     text = _BULLETS.sub("", _FOOTREF.sub("", text or ""))
