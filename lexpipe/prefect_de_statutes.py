@@ -179,7 +179,8 @@ def apply_changeset_task(home: str, key: str, acts: list[str] | None) -> Applied
 def check_changeset(home: str, key: str, max_tokens: int) -> Checked:
     """The Dagster check ``de_changeset_valid``: every published version of the changeset validated
     again from the published files. Blocking (raises ``ChangesetBlocked``) when a version fails or
-    when nothing could be published; quarantined acts alone are a warning."""
+    the quarantine is systemic (more than half of a changeset of at least 10 acts); quarantined acts
+    otherwise are a warning: their last good version serves and later changesets go on."""
     from pipelines.statutes.changeset_check import recheck_changeset
 
     logger = get_run_logger()
