@@ -393,16 +393,10 @@ def _dense_knn(index, rows_vecs: np.ndarray, qvec: np.ndarray, exclude: np.ndarr
                power: float) -> list[tuple[str, float]]:
     """``bm25_knn`` with cosine instead of BM25: the §§ of the ``k`` store rows nearest to the query
     vector, each vote (cosine / best cosine) ** power (bench-only variant)."""
+    from pipelines.retrieval.representations.search import knn_votes
+
     s = rows_vecs @ (qvec / (np.linalg.norm(qvec) or 1.0))
-    idx = np.flatnonzero(index.mask(None, None, exclude) & (s > 0))
-    if not len(idx):
-        return []
-    top = idx[np.argsort(-s[idx], kind="stable")[:k]]
-    best = float(s[top[0]])
-    votes: dict[str, float] = {}
-    for i in top:
-        votes[index.article_ids[i]] = votes.get(index.article_ids[i], 0.0) + (float(s[i]) / best) ** power
-    return sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[:100]
+    return knn_votes(index, s, exclude=exclude, k=k, power=power, depth=100)
 
 
 def _drop(question: str) -> str:

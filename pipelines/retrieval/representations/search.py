@@ -99,15 +99,21 @@ def bm25_knn(index: RepresentationIndex, query_tokens: Sequence[str], *, exclude
     power 2 beat k 10 / 30 and power 1."""
     if not query_tokens:
         return []
-    s = index.bm25().scores(list(query_tokens))
-    mask = index.mask(None, None, exclude)
-    idx = np.flatnonzero(mask & (s > 0))
+    return knn_votes(index, index.bm25().scores(list(query_tokens)), exclude=exclude, k=k, power=power,
+                     depth=depth)
+
+
+def knn_votes(index: RepresentationIndex, scores: np.ndarray, *, exclude: np.ndarray | None = None,
+              k: int = BM25_KNN, power: float = 2.0, depth: int = 100) -> list[tuple[str, float]]:
+    """The articles of the ``k`` best-scoring store rows (any similarity > 0: BM25, cosine), each
+    row's vote (score / best score) ** ``power``, summed per article, best first."""
+    idx = np.flatnonzero(index.mask(None, None, exclude) & (scores > 0))
     if not len(idx):
         return []
-    top = idx[np.argsort(-s[idx], kind="stable")[:k]]
-    best = float(s[top[0]])
+    top = idx[np.argsort(-scores[idx], kind="stable")[:k]]
+    best = float(scores[top[0]])
     votes: dict[str, float] = {}
     for i in top:
         a = index.article_ids[i]
-        votes[a] = votes.get(a, 0.0) + (float(s[i]) / best) ** power
+        votes[a] = votes.get(a, 0.0) + (float(scores[i]) / best) ** power
     return sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
