@@ -406,18 +406,93 @@ def _not_an_amendment(h: Hunk) -> bool:
     return h.kind == RESIDUE and (h.reason == "repeal note" or (h.reason == "spacing" and _respaced(h.old, h.new)))
 
 
+_SENTENCE_END = (".", ":", ";", ")", "!", "?")
+HEADING_TAIL_MAX_WORDS = 20
+
+
+def _heading_tail(h: Hunk, old_text: str, new_text: str, *, formula: bool = False) -> bool:
+    """A heading line read as the last line of the unit before it, in one version only: the one
+    difference is words at the very end of the text, at most :data:`HEADING_TAIL_MAX_WORDS`, not
+    ending a sentence, after text that does.
+
+    Why: until its fixes of 2012-10-18 the converter left some headings as plain lines: the second
+    line of a wrapped structure heading ("Verwarnung mit Strafvorbehalt" after StGB § 58), the
+    "Auszug aus EinigVtr Anlage I …" heading of the Einigungsvertrag annex after the last § (StPO
+    § 495, JGG § 125), "Gebührenverzeichnis" after a Schlussformel: 14 units of that commit in a 241-act
+    slice. An amendment that strikes or adds the end of a unit strikes or adds a sentence, list item
+    or clause, which ends in a full stop, colon or semicolon. A Schlussformel (``formula``) ends in
+    signatures, without punctuation ("Der Reichsminister der Finanzen" before "Muster 1 bis Muster 14")."""
+    added, removed = h.new, h.old
+    if bool(added) == bool(removed):
+        return False
+    words = added or removed
+    longer, shorter = (new_text, old_text) if added else (old_text, new_text)
+    if len(words) > HEADING_TAIL_MAX_WORDS or not longer.endswith(" ".join(words)):
+        return False
+    if longer[: len(longer) - len(" ".join(words))].rstrip() != shorter.rstrip():
+        return False
+    return (formula or shorter.rstrip().endswith(_SENTENCE_END)) and not words[-1].endswith(_SENTENCE_END[:3])
+
+
 def _editorial(old: dict, new: dict) -> bool:
     """Same status and every difference of text and title not an amendment (:func:`_not_an_amendment`:
     the same words in another form, :mod:`pipelines.statutes.de.sources_classify`; a moved repeal
     note; spacing): listed, but not as an amendment. A § repealed on both sides has no wording an
-    amendment could change: whatever differs (a title shown or dropped beside "(weggefallen)") is editorial."""
+    amendment could change: whatever differs (a title shown or dropped beside "(weggefallen)") is editorial.
+    The title of a unit holding an act's text without §§ (``de:x:text``) is the act's title, not wording
+    of the unit: the converter's fixes of 2012-10-18 wrote four acts' titles out in full
+    ("(Anhang II zur Binnenschiffsuntersuchungsordnung)" → "Technische Mindestvorschriften …"), which
+    showed 28 such units as ``changed``."""
     if old["status"] != new["status"]:
         return False
     if old["status"] == "repealed":
         return True
-    hunks = diff_hunks(normalize_text(old["text"] or ""), normalize_text(new["text"] or "")) + \
-        diff_hunks(normalize_text(old.get("title") or ""), normalize_text(new.get("title") or ""))
-    return bool(hunks) and all(_not_an_amendment(h) for h in hunks)
+    old_text, new_text = normalize_text(old["text"] or ""), normalize_text(new["text"] or "")
+    hunks = diff_hunks(old_text, new_text)
+    if len(hunks) == 1 and _heading_tail(hunks[0], old_text, new_text,
+                                         formula=str(old.get("number") or "").endswith("formel")):
+        hunks = []
+    if old.get("number") != "text":  # a text unit's title is the act's (the converter's fixes rewrote some)
+        hunks += diff_hunks(normalize_text(old.get("title") or ""), normalize_text(new.get("title") or ""))
+    return not hunks or all(_not_an_amendment(h) for h in hunks)
+
+
+def _moved_across_units(new: pa.Table, changed: set[str], old_rows: dict, new_rows: dict) -> set[str]:
+    """The changed units whose words only moved across the boundary to a neighbour: a run of units
+    adjacent in the new version, each differing (``changed`` or ``editorial`` on its own), whose titles and texts read together are the same
+    words in both versions (:func:`_not_an_amendment` for what differs).
+
+    Why: the converter's fixes moved a heading's wrapped second line from the end of the § before it
+    into the heading ("Aufenthaltsgewährung durch die obersten Landesbehörden;" from the end of
+    AufenthG § 22 into the title of § 23), and a heading's words from the text into the title
+    (HGB §§ 267/268, 297/298, JGG §§ 10/11 and 29/30, ZPO §§ 799/799a): 18 of the 115 units the
+    fixes commit of 2012-10-18 showed as ``changed`` in a 241-act slice. No amendment moves words
+    between units and leaves them the same."""
+    if len(changed) < 2:
+        return set()
+    order = [r["id"] for r in sorted(new.select(["id", "sort_key"]).to_pylist(), key=lambda r: r["sort_key"])]
+    runs, run = [], []
+    for a in order:
+        if a in changed and a in old_rows:
+            run.append(a)
+            continue
+        if len(run) > 1:
+            runs.append(run)
+        run = []
+    if len(run) > 1:
+        runs.append(run)
+
+    def words(rows: dict, ids: list[str]) -> str:
+        return " ".join(normalize_text(f"{rows[a].get('title') or ''} {rows[a]['text'] or ''}") for a in ids)
+
+    moved: set[str] = set()
+    for run in runs:
+        if any(old_rows[a]["status"] != new_rows[a]["status"] for a in run):
+            continue
+        hunks = diff_hunks(words(old_rows, run), words(new_rows, run))
+        if all(_not_an_amendment(h) for h in hunks):
+            moved.update(run)
+    return moved
 
 
 def diff_german(old: pa.Table, new: pa.Table) -> pa.Table:
@@ -439,6 +514,9 @@ def diff_german(old: pa.Table, new: pa.Table) -> pa.Table:
     # stripped); it compares text only, so a German § whose *title* changed came out "editorial": decide anew
     changes = [(("editorial" if _editorial(old_rows[a], new_rows[a]) else "changed") if c in ("changed", "editorial")
                 else c) for a, c in zip(ids, diff["change"].to_pylist())]
+    moved = _moved_across_units(new, {a for a, c in zip(ids, changes) if c in ("changed", "editorial")},
+                                old_rows, new_rows)
+    changes = ["editorial" if a in moved else c for a, c in zip(ids, changes)]
     diff = diff.set_column(diff.schema.get_field_index("change"), diff.schema.field("change"),
                            pa.array(changes, pa.string()))
     return diff.set_column(diff.schema.get_field_index("unified_diff"), diff.schema.field("unified_diff"),

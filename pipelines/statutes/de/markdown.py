@@ -77,10 +77,11 @@ from pipelines.statutes.de.structure import (
     join_wrapped, parse_section_heading, parse_structure_heading, range_sections, section_id, strip_repealed,
 )
 
-PARSER_VERSION = "de-5"  # de-2: content_hash over normalised text; de-3: structure headings keep their notes;
+PARSER_VERSION = "de-6"  # de-2: content_hash over normalised text; de-3: structure headings keep their notes;
 #                          de-4: the publisher's footnotes ("-----" area, "\*)" notes and references) out of
 #                          the text; a "-" body alone is a repealed unit (GG 2012 Art. 49); de-5: every
-#                          federal act (both eras, folder slugs, containers, Nr/Anlage/text units)
+#                          federal act (both eras, folder slugs, containers, Nr/Anlage/text units); de-6: an
+#                          Anlage's "(zu § …)" note printed above its heading goes into the heading
 
 
 # ----------------------------------------------------------------------------------------------
@@ -360,6 +361,40 @@ FORMULAS = ("Eingangsformel", "Präambel", "Schlussformel", "Schlußformel")
 PLACEHOLDER = "(XXXX)"  # bundestag/gesetze's mark of an unlabelled heading
 SEGMENT = 10 ** 14  # see order_keys
 CONTAINER_SCALE = 10 ** 7  # see order_keys
+
+
+_ANNEX_NOTE_RE = re.compile(r"^\((?:zu|zur|zum)\s[^()]*(?:\([^()]*\)[^()]*)*\)$")
+
+
+def _annex_notes_into_headings(sections_raw: list[tuple[int, str, list[str]]]) -> None:
+    """An Anlage's reference note ("(zu § 2 Abs. 7 Satz 1)") printed as the last paragraph above its
+    heading goes into the heading ("Anlage 2 (zu § 2 Abs. 7 Satz 1) Bescheinigung"), in place.
+
+    Why: the converter printed it above the heading until its fixes of 2012-10-18 (``Merge branch
+    'fixes'``, 80 acts, 140 notes moved into the headings). Read as printed, the note ended the unit
+    before the Anlage (the Schlussformel, the last §), and that commit showed 38 such units as
+    ``changed``: wording no amendment made. Both layouts now parse to the same units."""
+    for i in range(1, len(sections_raw) - 1):
+        depth, text, body = sections_raw[i + 1]
+        m = _ANNEX_RE.match(text)
+        if not m or "(zu" in text:
+            continue
+        prev = sections_raw[i][2]
+        end = len(prev)
+        while end and not prev[end - 1].strip():
+            end -= 1
+        start = end
+        while start and prev[start - 1].strip() and end - start < 4:
+            start -= 1
+        if start and prev[start - 1].strip():
+            continue  # the paragraph is longer than a note
+        note = " ".join(ln.strip() for ln in prev[start:end])
+        if not _ANNEX_NOTE_RE.match(note):
+            continue
+        del prev[start:end]
+        cut = m.end("num") if m.group("num") else m.end("word")
+        rest = text[cut:].strip()
+        sections_raw[i + 1] = (depth, f"{text[:cut]} {note}" + (f" {rest}" if rest else ""), body)
 
 
 @dataclass
@@ -695,6 +730,7 @@ def parse_markdown(path: Path, *, act: GermanAct | None = None, version: dt.date
                                  "Ausfertigungsdatum); pass version=")
     based_on = "; ".join(metadata.get("Zuletzt geändert durch", []) or metadata.get("Stand", []))
 
+    _annex_notes_into_headings(sections_raw)
     heads = [_classify(d, t, b) for d, t, b in sections_raw[1:]]
     first_annex = next((i for i, h in enumerate(heads) if h.kind == "annex"), len(heads))
     units_in_body = any(h.kind == "unit" for h in heads[:first_annex])
