@@ -141,7 +141,7 @@ def summarise(layout, repo: Path, report: Path, received: Counter | None, log: P
     log_lines = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     per_kind: dict[str, list[dict]] = defaultdict(list)
     print("\n| changeset | kind | gazette | acts touched | new versions | quarantined | = git diff | other acts "
-          "versioned | units added / changed / repealed / removed / editorial | index rows added / kept | feed "
+          "versioned | units added / changed / repealed / removed / editorial | index rows added / kept / chunks analysed | feed "
           "amendment / editorial | webhook events | s |")
     print("|---|---|---|---:|---:|---:|---|---:|---|---|---|---:|---:|")
     for r in rows:
@@ -168,7 +168,7 @@ def summarise(layout, repo: Path, report: Path, received: Counter | None, log: P
         print(f"| {r['key']} | {r['kind']} | {r.get('gazette') or '-'} | {r['acts']} | {check['versioned']} | "
               f"{check['quarantined']} | {check['equal']} | {check['others']} | "
               + " / ".join(str(diff.get(k, 0)) for k in UNIT_KINDS)
-              + f" | {idx.get('rows_added', '-')} / {idx.get('rows_kept', '-')} | {feed.get('amendment', 0)} / "
+              + f" | {idx.get('rows_added', '-')} / {idx.get('rows_kept', '-')} / {idx.get('chunks_analysed', '-')} | {feed.get('amendment', 0)} / "
               f"{feed.get('editorial', 0)} | {events} | {r['seconds']:.1f} |")
     print("\n| kind | commits | acts touched | new versions | quarantined | units added | changed | repealed | "
           "removed | editorial | feed amendment / editorial | webhook events | s p50 | s p95 | s total |")

@@ -26,6 +26,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pyarrow as pa
 
 from core.layout import Layout
@@ -52,6 +53,7 @@ class IndexChangesetReport:
     versions: int = 0  # act versions written (the changeset's and any caught up)
     caught_up: int = 0
     chunks: int = 0
+    chunks_carried_over: int = 0  # rows the index held open: kept without analysing them again
     generation: int = 0
     rows_added: int = 0
     rows_closed: int = 0
@@ -66,6 +68,7 @@ class IndexChangesetReport:
     def metadata(self) -> dict:
         return {"changeset": self.changeset, "language": self.language, "backend": self.backend,
                 "act_versions": self.versions, "caught_up": self.caught_up, "chunks": self.chunks,
+                "chunks_analysed": self.chunks - self.chunks_carried_over,
                 "generation": self.generation, "rows_added": self.rows_added, "rows_closed": self.rows_closed,
                 "rows_kept": self.rows_kept, "rows_in_index": self.rows, "vectors_added": self.vectors_added,
                 "analysis_seconds": round(self.analysis_seconds, 2), "commit_seconds": round(self.commit_seconds, 2),
@@ -102,6 +105,15 @@ def analyse_chunks(tables: list[pa.Table], lang: str, *, workers: int = 2) -> li
         out.append(terms[i:i + len(part)])
         i += len(part)
     return out
+
+
+def _with_carried(terms: list[list[str]], kept: np.ndarray) -> list[list[str]]:
+    """``terms`` of the analysed chunks spread back over a version's chunks; carried-over ones get
+    none (the writer keeps their held row and never reads them)."""
+    if not kept.any():
+        return terms
+    it = iter(terms)
+    return [[] if k else next(it) for k in kept.tolist()]
 
 
 def pending_versions(layout: Layout, acts: list[str], indexed: Callable[[str], list[str]]) -> list[tuple[str, str]]:
@@ -143,14 +155,24 @@ def index_changeset(layout: Layout, jurisdiction: str, key: str, *, search=None,
     store = CorpusStore(layout)
     tables = [store.read(a, v, "chunks", published_only=True) for a, v in todo]
     report.chunks = sum(t.num_rows for t in tables)
-    ta = time.perf_counter()
-    analysed = analyse_chunks(tables, lang, workers=workers) if tables else []
-    report.analysis_seconds = time.perf_counter() - ta
-    if log:
-        log(f"{key}: {len(todo)} act versions, {report.chunks} chunks analysed in {report.analysis_seconds:.1f} s")
-    tc = time.perf_counter()
     writer = index.writer(get_analyzer(lang))
     try:
+        # analyse only what the writer will add: rows an act holds open carry over unread
+        first = {}
+        for i, (act, _v) in enumerate(todo):
+            first.setdefault(act, i)
+        kept = [writer.carried_over(act, v, t) if first[act] == i else np.zeros(t.num_rows, bool)
+                for i, ((act, v), t) in enumerate(zip(todo, tables))]
+        report.chunks_carried_over = int(sum(k.sum() for k in kept))
+        ta = time.perf_counter()
+        fresh = [t.filter(pa.array(~k)) if k.any() else t for t, k in zip(tables, kept)]
+        analysed_fresh = analyse_chunks(fresh, lang, workers=workers) if tables else []
+        analysed = [_with_carried(terms, k) for terms, k in zip(analysed_fresh, kept)]
+        report.analysis_seconds = time.perf_counter() - ta
+        if log:
+            log(f"{key}: {len(todo)} act versions, {report.chunks - report.chunks_carried_over} of {report.chunks} "
+                f"chunks analysed in {report.analysis_seconds:.1f} s ({report.chunks_carried_over} carried over)")
+        tc = time.perf_counter()
         for (act, version), table, terms in zip(todo, tables, analysed):
             writer.add_version(act, version, table, terms)
         done = writer.commit()

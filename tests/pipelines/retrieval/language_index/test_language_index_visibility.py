@@ -170,3 +170,28 @@ def test_view_feeds_the_small_scope_path(idx):
     assert view.column("text_bigrams").to_pylist()[0] == "a_§ §_1 1_der der_kauf"
     ctx = TableContext.from_rows(view.to_pydict())
     assert [c for c, _ in ctx.full_text("text_analyzed", ["kauf"], Filters(), 10)] == ["de:a:1#0"]
+
+
+def test_carried_over_names_exactly_the_rows_add_version_keeps(idx):
+    """What the index step skips analysing (``IndexWriter.carried_over``) is what ``add_version``
+    keeps: a row whose terms are left empty there must never be read."""
+    publish(idx, ("de:a", "2012-07-02", [("1", "kauf alt"), ("2", "miete"), ("3", "pacht")]))
+    new = chunks("de:a", [("1", "kauf neu"), ("2", "miete"), ("3", "pacht"), ("4", "leihe")], "2012-08-06")
+    with idx.writer(SplitAnalyzer()) as w:
+        kept = w.carried_over("de:a", "2012-08-06", new)
+        assert kept.tolist() == [False, True, True, False]
+        assert not w.carried_over("de:b", "2012-08-06", new).any()  # an act the index does not hold
+        assert not w.carried_over("de:a", "2012-07-01", new).any()  # older: the act is laid out again
+        # the carried rows' terms left empty: the search still finds them by their held terms
+        terms = [[] if k else t.split() for k, t in zip(kept.tolist(), new["text"].to_pylist())]
+        w.add_version("de:a", "2012-08-06", new, terms)
+    assert (w.report.rows_added, w.report.rows_kept, w.report.rows_closed) == (2, 2, 1)
+    snap = idx.snapshot()
+    mask = snap.mask(Filters())
+
+    def top(term: str) -> str:
+        (row, _), *_ = snap.bm25([term], mask)
+        return snap.rows([row])[0]["chunk_id"]
+
+    # carried rows answer by the terms the index held; the new ones by the terms given
+    assert [top(t) for t in ("miete", "pacht", "leihe", "neu")] == ["de:a:2#0", "de:a:3#0", "de:a:4#0", "de:a:1#0"]
