@@ -29,10 +29,21 @@ def source_modules() -> list[ModuleType]:
     return found
 
 
+def run_executor(name: str | None = None) -> dg.ExecutorDefinition:
+    """The executor of every job (``LEXPIPE_RUN_EXECUTOR``, see ``core.settings.Settings.run_executor``):
+    in one process by default, because a refresh's steps are a chain and a process per step
+    re-imports the code location for each of them."""
+    from core.settings import Settings
+
+    name = name or Settings().run_executor
+    return dg.in_process_executor if name == "in_process" else dg.multiprocess_executor
+
+
 def build_definitions(resources: dict | None = None) -> dg.Definitions:
     # resources a caller leaves out (e.g. benchmark_config) come from the settings defaults
     resources = {**default_resources(), **resources} if resources else default_resources()
-    return dg.Definitions.merge(*(m.defs for m in source_modules()), dg.Definitions(resources=resources))
+    return dg.Definitions.merge(*(m.defs for m in source_modules()),
+                                dg.Definitions(resources=resources, executor=run_executor()))
 
 
 defs = build_definitions()

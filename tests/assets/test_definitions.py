@@ -119,3 +119,16 @@ def test_benchmark_job_schedule_and_lineage():
         assert (schedule.cron_schedule, schedule.job_name) == ("0 2 * * *", f"benchmark_nightly_pl_{a}")
         answers = defs.resolve_schedule_def(f"answers_nightly_pl_{a}_schedule")
         assert (answers.cron_schedule, answers.job_name) == ("0 3 * * *", f"answers_nightly_pl_{a}")
+
+
+def test_every_job_runs_its_steps_in_the_configured_executor(monkeypatch):
+    """``LEXPIPE_RUN_EXECUTOR``: one process per run by default (a refresh's steps are a chain);
+    ``multiprocess`` gives each step its own process, as Dagster's default would."""
+    from assets.definitions import build_definitions
+
+    jobs = [j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__")]
+    assert {"pl_statutes_refresh", "de_statutes_refresh", "cases_refresh", "webhook_deliver"} <= set(jobs)
+    assert {defs.resolve_job_def(j).executor_def.name for j in jobs} == {"in_process"}
+    monkeypatch.setenv("LEXPIPE_RUN_EXECUTOR", "multiprocess")
+    other = build_definitions()
+    assert {other.resolve_job_def(j).executor_def.name for j in jobs} == {"multiprocess"}
