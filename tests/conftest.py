@@ -49,9 +49,12 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Layout:
 def published_corpus(tmp_path_factory, sample_dir: Path) -> PublishedCorpus:
     """Both sample Civil Code versions published and indexed with the model-free hashing encoder,
     built once per session by the real main job and recorded in a DAGSTER_HOME of its own (see
-    tests/corpus_fixtures.py). Read-only: ``copy_published_corpus`` (or ``shutil.copytree`` of its
+    tests/corpus_fixtures.py), one build for all pytest-xdist workers (tests/shared_build.py).
+    Read-only: ``copy_published_corpus`` (or ``shutil.copytree`` of its
     ``home``) before writing to either folder."""
-    return build_published_corpus(tmp_path_factory.mktemp("published_corpus"), sample_dir)
+    from shared_build import shared
+
+    return shared(tmp_path_factory, "published_corpus", lambda root: build_published_corpus(root, sample_dir))
 
 
 @pytest.fixture(scope="session")
