@@ -65,7 +65,8 @@ def corpus_home(published_corpus: PublishedCorpus) -> Path:
 
 
 # -- parsed sample sources, shared read-only ------------------------------------------------------
-# Several modules parse the same sample files with the same call; each is parsed once per session.
+# Several modules parse the same sample files with the same call; each is parsed once per session
+# (the PDFs once for all pytest-xdist workers: tests/shared_build.py).
 # The parsed objects are mutable dataclasses: tests read them and never keep a change (one
 # injects a leak into a § and restores it in ``finally``).
 
@@ -74,22 +75,27 @@ BGB_MD = Path("de") / "gesetze" / "bgb.md"
 
 
 @pytest.fixture(scope="session")
-def kc_parsed(sample_dir: Path) -> dict:
+def kc_parsed(tmp_path_factory, sample_dir: Path) -> dict:
     """Version → ``parse_statute`` of that sample Civil Code PDF (2024-12-19 and 2025-11-13)."""
     import datetime as dt
 
     from pipelines.statutes.pl.parser import parse_statute
 
-    return {v: parse_statute(sample_dir / "pl" / "isap" / f"D19640093Lj_{v}.pdf", dt.date.fromisoformat(v), "pl:kc")
-            for v in ("2024-12-19", "2025-11-13")}
+    from shared_build import shared
+
+    return shared(tmp_path_factory, "kc_parsed", lambda _root: {
+        v: parse_statute(sample_dir / "pl" / "isap" / f"D19640093Lj_{v}.pdf", dt.date.fromisoformat(v), "pl:kc")
+        for v in ("2024-12-19", "2025-11-13")})
 
 
 @pytest.fixture(scope="session")
-def bgb_pdf(sample_dir: Path):
+def bgb_pdf(tmp_path_factory, sample_dir: Path):
     """``parse_gii_pdf`` of the gesetze-im-internet BGB PDF (two page-reading workers)."""
     from pipelines.statutes.de.pdf import parse_gii_pdf
 
-    return parse_gii_pdf(sample_dir / BGB_PDF, workers=2)
+    from shared_build import shared
+
+    return shared(tmp_path_factory, "bgb_pdf", lambda _root: parse_gii_pdf(sample_dir / BGB_PDF, workers=2))
 
 
 @pytest.fixture(scope="session")
