@@ -31,6 +31,9 @@ _HEADING = re.compile(r"^#{1,6}\s+(?P<text>.*?)\s*$")
 _ESC = re.compile(r"\\([\\`*_{}\[\]()#+\-.!>\"'])")
 _FOOTREF = re.compile(r"\[\^[^\]]+\]")
 _BULLETS = re.compile(r"(?m)^[ \t]*(?:[*+](?:[ \t]+|$))+")  # empty cells too: a lone "*"
+# the converter printed an Anlage's reference note above its heading until its fixes of 2012-10-18
+_ANNEX = re.compile(r"^(?:\(XXXX\)\s*)?(?:Anlagen?|Anhang)\b(?!.*\(zu)")
+_ANNEX_NOTE = re.compile(r"\n\s*\((?:zu|zur|zum)\s[^\n]*(?:\n[^\n]+){0,3}\)\s*$")
 _WRAPPED_HYPHEN = re.compile(r"(?<=\w)-[ \t]*\n[ \t]*(?=[A-ZÄÖÜ0-9])")  # "Zuständigkeits-\nund": a space
 
 
@@ -63,14 +66,18 @@ def markdown_unit(markdown: str, label: str) -> str | None:
             continue
         text = _ESC.sub(r"\1", h["text"]).strip()
         if want.match(text):
-            body = []
+            body, following = [], ""
             for nxt in lines[i + 1:]:
                 if _HEADING.match(nxt) or re.match(r"^-{3,}\s*$", nxt):
+                    following = _ESC.sub(r"\1", _HEADING.match(nxt)["text"]).strip() if _HEADING.match(nxt) else ""
                     break
                 if re.match(r"^\[\^[^\]]+\]:", nxt.strip()):
                     continue
                 body.append(nxt)
-            return "\n".join(body)
+            text = "\n".join(body)
+            if _ANNEX.match(following):  # "(zu § 2 Abs. 7)" above an Anlage heading is that Anlage's note
+                text = _ANNEX_NOTE.sub("", text)
+            return text
     return None
 
 
