@@ -30,7 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 _HEADING = re.compile(r"^#{1,6}\s+(?P<text>.*?)\s*$")
 _ESC = re.compile(r"\\([\\`*_{}\[\]()#+\-.!>\"'])")
 _FOOTREF = re.compile(r"\[\^[^\]]+\]")
-_BULLETS = re.compile(r"(?m)^[ \t]*(?:[*+](?:[ \t]+|$))+")  # empty cells too: a lone "*"
+# empty cells too: a lone "*"; "-" only as the converter's list marker, followed by two or more
+# spaces ("-   Verordnung über …", BSchuWG § 9), not a wrapped line starting "- erforderlichenfalls"
+_BULLETS = re.compile(r"(?m)^[ \t]*(?:(?:[*+](?:[ \t]+|$))|(?:-[ \t]{2,}))+")
 # the converter printed an Anlage's reference note above its heading until its fixes of 2012-10-18
 _ANNEX = re.compile(r"^(?:\(XXXX\)\s*)?(?:Anlagen?|Anhang)\b(?!.*\(zu)")
 _ANNEX_NOTE = re.compile(r"\n\s*\((?:zu|zur|zum)\s[^\n]*(?:\n[^\n]+){0,3}\)\s*$")
