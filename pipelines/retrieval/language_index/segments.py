@@ -139,13 +139,50 @@ class Segment:
         inverse[order] = np.arange(len(local))
         return pa.concat_arrays(parts).take(pa.array(inverse))
 
+    @functools.cached_property
+    def _batch_starts(self) -> np.ndarray:
+        """First row of each record batch of ``rows.arrow`` (a segment written per act holds one
+        batch per act: 6,180 in the initial load's)."""
+        return np.concatenate(([0], np.cumsum([b.num_rows for b in self._display_batches(())]))).astype(np.int64)
+
+    @functools.cached_property
+    def _batches_by_columns(self) -> dict[tuple[str, ...], list[pa.RecordBatch]]:
+        return {}
+
+    def _display_batches(self, columns: tuple[str, ...]) -> list[pa.RecordBatch]:
+        """The record batches of the columns (zero-copy views of the mapped file), kept per segment."""
+        cache = self._batches_by_columns
+        if columns not in cache:
+            cache[columns] = (self.table.select(list(columns)) if columns else self.table).to_batches()
+        return cache[columns]
+
+    def _take_display(self, local: np.ndarray, display: list[str]) -> pa.Table:
+        """Rows of the display columns, in the given order, taken batch by batch.
+
+        Why: ``Table.take`` over the memory-mapped table's 6,180 chunks took ~37 ms for 100 rows
+        (Arrow walks every chunk), two such takes per query: half of an unfiltered lexical query over
+        all German federal law (145 ms, cProfile); per batch it is the rows' batches only."""
+        batches = self._display_batches(tuple(display))
+        if len(batches) <= 1:
+            return self.table.select(display).take(pa.array(local))
+        b = np.searchsorted(self._batch_starts, local, side="right") - 1
+        order = np.argsort(b, kind="stable")
+        parts = []
+        for bi in np.unique(b):
+            sel = local[b == bi] - self._batch_starts[bi]
+            parts.append(batches[int(bi)].take(pa.array(sel)))
+        taken = pa.Table.from_batches(parts, schema=batches[0].schema).combine_chunks()
+        inverse = np.empty(len(local), np.int64)
+        inverse[order] = np.arange(len(local))
+        return taken.take(pa.array(inverse))
+
     def take(self, local_rows: np.ndarray, columns: Sequence[str]) -> pa.Table:
         """Stored columns of rows (``text_analyzed`` included when asked for), in the given order."""
         local = np.asarray(local_rows, np.int64)
         display = [c for c in columns if c != "text_analyzed"]
         if not display:
             return pa.table({"text_analyzed": self.terms_of(local)})
-        t = self.table.select(display).take(pa.array(local))
+        t = self._take_display(local, display)
         if "text_analyzed" in columns:
             t = t.append_column("text_analyzed", self.terms_of(local))
         return t.select(list(columns))

@@ -195,3 +195,19 @@ def test_carried_over_names_exactly_the_rows_add_version_keeps(idx):
 
     # carried rows answer by the terms the index held; the new ones by the terms given
     assert [top(t) for t in ("miete", "pacht", "leihe", "neu")] == ["de:a:2#0", "de:a:3#0", "de:a:4#0", "de:a:1#0"]
+
+
+def test_rows_come_back_in_the_order_asked_across_the_segments_batches(idx):
+    """``Snapshot.rows`` reads display fields batch by batch (a segment holds a batch per act);
+    any order of row ids across batches and segments comes back in that order."""
+    publish(idx, *[(f"de:a{i}", "2012-07-02", [(str(n), f"text {i} {n}") for n in range(5)]) for i in range(6)])
+    publish(idx, ("de:b", "2012-07-02", [("1", "spät")]))
+    snap = idx.snapshot()
+    seg = snap.segments[0]
+    assert len(seg._display_batches(())) > 1  # several batches: the per-batch path is the one tested
+    ids = np.random.default_rng(0).permutation(snap.n_rows)
+    got = [r["chunk_id"] for r in snap.rows(ids)]
+    expected = {int(i): r["chunk_id"] for i, r in zip(range(snap.n_rows), snap.rows(np.arange(snap.n_rows)))}
+    assert got == [expected[int(i)] for i in ids]
+    plain = seg.table.select(["chunk_id", "text"]).take(np.array([7, 2, 19, 0]))
+    assert seg._take_display(np.array([7, 2, 19, 0]), ["chunk_id", "text"]).to_pylist() == plain.to_pylist()
