@@ -71,8 +71,9 @@ def markdown_unit(markdown: str, label: str) -> str | None:
         if want.match(text):
             body, following = [], ""
             for nxt in lines[i + 1:]:
-                if _HEADING.match(nxt) or re.match(r"^-{3,}\s*$", nxt):
-                    following = _ESC.sub(r"\1", _HEADING.match(nxt)["text"]).strip() if _HEADING.match(nxt) else ""
+                nh = _HEADING.match(nxt)
+                if nh or re.match(r"^-{3,}\s*$", nxt):
+                    following = _ESC.sub(r"\1", nh["text"]).strip() if nh else ""
                     break
                 if re.match(r"^\[\^[^\]]+\]:", nxt.strip()):
                     continue

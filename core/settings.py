@@ -45,8 +45,8 @@ class Settings(BaseSettings):
     run_executor: Literal["in_process", "multiprocess"] = Field("in_process", description=(
         "How a launched Dagster run executes its steps. in_process: one process per run (a refresh's "
         "steps are a chain, nothing runs beside another); multiprocess: a process per step, each "
-        "importing the code location again (~4 s CPU a step). Measured on the production test: a k.c. "
-        "refresh took 46 s from RUN_START to RUN_SUCCESS with multiprocess, about 6 s in one process "
+        "importing the code location again (~4 s CPU a step). Measured on the production test: both "
+        "refreshes 105 s with multiprocess (quiet), 70.7 s in one process (beside a benchmark) "
         "(docs/deployment.md). On a cluster, set the executor in the job config instead."))
     chunk_max_tokens: int = Field(256, description="Articles above this many tokens are split.")
     changeset_batch_size: int = Field(300, ge=1, description=(

@@ -459,8 +459,8 @@ def _editorial(old: dict, new: dict) -> bool:
 
 def _moved_across_units(new: pa.Table, changed: set[str], old_rows: dict, new_rows: dict) -> set[str]:
     """The changed units whose words only moved across the boundary to a neighbour: a run of units
-    adjacent in the new version, each differing (``changed`` or ``editorial`` on its own), whose titles and texts read together are the same
-    words in both versions (:func:`_not_an_amendment` for what differs).
+    adjacent in the new version, each differing (``changed`` or ``editorial`` on its own), whose
+    titles and texts read together are the same words in both versions (:func:`_not_an_amendment` for what differs).
 
     Why: the converter's fixes moved a heading's wrapped second line from the end of the § before it
     into the heading ("Aufenthaltsgewährung durch die obersten Landesbehörden;" from the end of
