@@ -132,3 +132,14 @@ def test_every_job_runs_its_steps_in_the_configured_executor(monkeypatch):
     monkeypatch.setenv("LEXPIPE_RUN_EXECUTOR", "multiprocess")
     other = build_definitions()
     assert {other.resolve_job_def(j).executor_def.name for j in jobs} == {"multiprocess"}
+
+
+def test_an_unknown_run_executor_is_refused_naming_the_setting(monkeypatch):
+    from pydantic import ValidationError
+
+    from core.settings import Settings
+
+    monkeypatch.setenv("LEXPIPE_RUN_EXECUTOR", "threads")
+    with pytest.raises(ValidationError) as err:
+        Settings()
+    assert "run_executor" in str(err.value) and "in_process" in str(err.value)
