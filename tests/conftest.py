@@ -75,7 +75,29 @@ BGB_MD = Path("de") / "gesetze" / "bgb.md"
 
 
 @pytest.fixture(scope="session")
-def kc_parsed(tmp_path_factory, sample_dir: Path) -> dict:
+def isap_lines(tmp_path_factory, sample_dir: Path):
+    """``isap_lines(name)``: ``read_lines`` of every page of the sample ISAP PDF ``name`` (two
+    page-reading workers), read once per session for all pytest-xdist workers. Reading the pages is
+    most of a parse (~10–20 s of CPU for a code), and five test files read the same seven PDFs:
+    16 whole reads, now 7. Read-only (the lists are shared within a worker)."""
+    from pipelines.pdf_lines import read_lines
+
+    from shared_build import shared
+
+    cache: dict = {}
+
+    def get(name: str):
+        if name not in cache:
+            path = sample_dir / "pl" / "isap" / name
+            if not path.exists():
+                pytest.skip(f"{path} not in the sample data")
+            cache[name] = shared(tmp_path_factory, f"isap-lines-{name}", lambda _root: read_lines(path, workers=2))
+        return cache[name]
+    return get
+
+
+@pytest.fixture(scope="session")
+def kc_parsed(tmp_path_factory, sample_dir: Path, isap_lines) -> dict:
     """Version → ``parse_statute`` of that sample Civil Code PDF (2024-12-19 and 2025-11-13)."""
     import datetime as dt
 
@@ -83,8 +105,12 @@ def kc_parsed(tmp_path_factory, sample_dir: Path) -> dict:
 
     from shared_build import shared
 
+    def name(v: str) -> str:
+        return f"D19640093Lj_{v}.pdf"
+
     return shared(tmp_path_factory, "kc_parsed", lambda _root: {
-        v: parse_statute(sample_dir / "pl" / "isap" / f"D19640093Lj_{v}.pdf", dt.date.fromisoformat(v), "pl:kc")
+        v: parse_statute(sample_dir / "pl" / "isap" / name(v), dt.date.fromisoformat(v), "pl:kc",
+                         pages=isap_lines(name(v)))
         for v in ("2024-12-19", "2025-11-13")})
 
 

@@ -140,12 +140,12 @@ def test_footnote_1_is_whole(first_pages, name):
 
 
 @pytest.mark.parametrize("name", ALL)
-def test_small_print_left_in_the_text_is_structural(sample_dir, name):
+def test_small_print_left_in_the_text_is_structural(isap_lines, name):
     """What the reader leaves in the text column in small print ("note") goes into the articles:
     in all seven files it is one-line structural notes ("(zawierający art. 397–404 – uchylony)",
     "(oznaczenie oraz tytuł rozdziału I – uchylone)") and a label (k.p.c. 2023 "DZIAŁ IVg"), never
     footnote text."""
-    pages = read_lines(_pdf(sample_dir, name), workers=2)
+    pages = isap_lines(name)
     notes = [ln for page in pages for ln in page if ln.zone == "note"]
     odd = [(ln.page, ln.text) for ln in notes
            if not (re.fullmatch(r"\(.*(uchylon|pominięt)\w*\)", ln.text) or re.fullmatch(r"DZIAŁ \w+", ln.text))]
@@ -153,10 +153,10 @@ def test_small_print_left_in_the_text_is_structural(sample_dir, name):
 
 
 @pytest.mark.parametrize("name", [KP16, KP25])
-def test_no_footnote_text_in_any_article(sample_dir, name):
+def test_no_footnote_text_in_any_article(sample_dir, isap_lines, name):
     """No 50-character stretch of any footnote occurs in an article of the k.p. (the k.p.c. has
     some: its "Utracił moc … w zakresie, w jakim …" footnotes quote the article they annotate)."""
-    ps = parse_statute(_pdf(sample_dir, name), _version(name), "pl:kp", workers=2)
+    ps = parse_statute(_pdf(sample_dir, name), _version(name), "pl:kp", pages=isap_lines(name))
     norm = lambda s: re.sub(r"\s+", " ", s)  # noqa: E731
     texts = [norm(f"{a.text}\n{a.text_pending or ''}") for a in ps.articles]
     found = []

@@ -2,7 +2,7 @@
 identity checks between acts; superscripts with letters; whole-article rewordings; ``ust.``
 numbering on a synthetic line stream.
 
-The real PDFs are parsed once per module (``parsed``): ~1–3 s each with two workers, ~10 s in all.
+The real PDFs are parsed once per module (``parsed``) from the session's page lines (``isap_lines``).
 Article counts are pinned: ``bench/article_sets.py`` (the independent census of
 ``pipelines.statutes.pl.article_census``, which shares no code with the parser) finds the same
 numbers in the same order in every file.
@@ -44,15 +44,16 @@ def _pdf(sample_dir: Path, name: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def parsed(sample_dir):
-    """name → ParsedStatute, each file parsed at most once in this module (on first use)."""
+def parsed(sample_dir, isap_lines):
+    """name → ParsedStatute, each file parsed at most once in this module (on first use), from the
+    session's page lines (``isap_lines``: each PDF read once for the suite)."""
     cache: dict = {}
 
     def get(name: str):
         if name not in cache:
             spec = FILES[name][0]
             version = dt.date.fromisoformat(name.rsplit("_", 1)[1].removesuffix(".pdf"))
-            cache[name] = parse_statute(_pdf(sample_dir, name), version, spec, workers=2)
+            cache[name] = parse_statute(_pdf(sample_dir, name), version, spec, pages=isap_lines(name))
         return cache[name]
     return get
 
