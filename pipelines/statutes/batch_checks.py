@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.validation import ROW_COLUMN, _batch_definition, _exception_message, _lock
+from pipelines.validation import ROW_COLUMN, _exception_message, run_suite
 
 
 @dataclass
@@ -96,9 +96,7 @@ def _validate(frame: pd.DataFrame, suite, *, act_column: str, id_column: str) ->
     if frame.empty:
         return {}, 0
     result_format = {"result_format": "COMPLETE", "unexpected_index_column_names": [id_column, ROW_COLUMN]}
-    with _lock:
-        batch = _batch_definition().get_batch(batch_parameters={"dataframe": frame})
-        result = batch.validate(suite, result_format=result_format)
+    result = run_suite(frame, suite, result_format)  # the row detail only when something failed
     acts = frame[act_column].to_numpy()
     out: dict[str, list[str]] = {}
     for r in result.results:
