@@ -577,7 +577,8 @@ def weekly_german_revalidation_schedule(context: dg.ScheduleEvaluationContext, s
         return dg.SkipReason("no gesetze changeset was applied in the last week")
     year, week, _ = (context.scheduled_execution_time or _utcnow()).isocalendar()
     return [dg.RunRequest(partition_key=k, run_key=f"revalidate:de:{k}@{year}-W{week:02d}", asset_selection=[],
-                          asset_check_keys=DE_REVALIDATED_CHECKS, tags={"lexpipe/revalidation": f"{year}-W{week:02d}"})
+                          asset_check_keys=DE_REVALIDATED_CHECKS,
+                          tags={de_statutes.REVALIDATION_TAG: f"{year}-W{week:02d}"})
             for k in known]
 
 

@@ -178,7 +178,8 @@ def apply_changeset_task(home: str, key: str, acts: list[str] | None) -> Applied
 @task(name="check-changeset", task_run_name="check {key}", cache_policy=NO_CACHE)
 def check_changeset(home: str, key: str, max_tokens: int) -> Checked:
     """The Dagster check ``de_changeset_valid``: every published version of the changeset validated
-    again from the published files. Blocking (raises ``ChangesetBlocked``) when a version fails or
+    again from the published files (those whose files and suites are the ones the build validated
+    count as validated, as in Dagster outside the weekly revalidation). Blocking (raises ``ChangesetBlocked``) when a version fails or
     the quarantine is systemic (more than half of a changeset of at least 10 acts); quarantined acts
     otherwise are a warning: their last good version serves and later changesets go on."""
     from pipelines.statutes.changeset_check import recheck_changeset

@@ -21,7 +21,10 @@ An act with any failure is quarantined by the caller; the other acts of the batc
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping
 
 import pandas as pd
@@ -124,6 +127,29 @@ def _validate(frame: pd.DataFrame, suite, *, act_column: str, id_column: str) ->
             reason = (config.meta or {}).get("reason", "")
             out.setdefault(act, []).append(f"{label}: {len(ids)} rows, e.g. {shown} ({reason})")
     return out, len(result.results)
+
+
+CHECKED_FILES = ("articles", "nodes", "chunks")
+
+
+def suites_fingerprint(*, max_tokens: int, allow_pending: bool = True) -> str:
+    """What :func:`check_batch` holds a version to, as a hash: the GX version and every expectation
+    of the articles, nodes and chunks suites with its arguments. A changeset's record keeps it
+    beside the hashes of the files it validated (:func:`validated_files`), so the asset check can
+    tell a version already validated under the same suites from one it must validate again."""
+    import great_expectations as gx
+
+    from schemas.expectations import articles_suite, chunks_suite, nodes_suite
+
+    suites = [articles_suite(None, 0.0, allow_pending=allow_pending), nodes_suite(), chunks_suite(1, max_tokens)]
+    spec = [gx.__version__] + [[s.name, [[e.expectation_type, e.configuration.kwargs] for e in s.expectations]]
+                               for s in suites]
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def validated_files(directory: Path) -> dict[str, str]:
+    """name → sha256 of the Parquet files :func:`check_batch` reads for a version in ``directory``."""
+    return {n: hashlib.sha256((directory / f"{n}.parquet").read_bytes()).hexdigest() for n in CHECKED_FILES}
 
 
 def check_batch(articles: Mapping[str, pa.Table], nodes: Mapping[str, pa.Table], chunks: Mapping[str, pa.Table],

@@ -48,6 +48,9 @@ class ActOutcome:
     chunks: int = 0
     diff: dict[str, int] = field(default_factory=dict)  # change kind → units (added, changed, editorial …)
     seconds: float = 0.0
+    # published: what the build's checks passed — {"suites": fingerprint, "files": {name: sha256}}
+    # (pipelines.statutes.batch_checks); the asset check trusts it while the files and suites are the same
+    validated: dict = field(default_factory=dict)
 
 
 @dataclass

@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from connectors.changesets import ActChange, Changeset
 from core.layout import Layout
-from pipelines.statutes.batch_checks import check_batch
+from pipelines.statutes.batch_checks import check_batch, suites_fingerprint, validated_files
 from pipelines.statutes.changeset_record import ActOutcome, ChangesetRecord, load_record, save_record
 from pipelines.statutes.publish import publish_version
 from pipelines.statutes.store import CorpusStore
@@ -276,6 +276,9 @@ def apply_changeset(layout: Layout, source: GermanSource, changeset: Changeset, 
                         if r["previous_count"] is not None}
                 report = check_batch(tables["articles"], tables["nodes"], tables["chunks"], previous_counts=prev,
                                      max_tokens=max_tokens)
+                fingerprint = suites_fingerprint(max_tokens=max_tokens)
+                checked = {a: validated_files(store.built_dir(a, m.version)) for a, (m, _, _) in built.items()
+                           if a not in report.failures}
             else:
                 report = None
             timings["checks"] = timings.get("checks", 0.0) + time.perf_counter() - t0
@@ -303,7 +306,8 @@ def apply_changeset(layout: Layout, source: GermanSource, changeset: Changeset, 
                     continue
                 record.outcomes[act_id] = ActOutcome(act_id, m.version, "published", source_sha=task.source_sha,
                                                      units=res["units"], chunks=res["chunks"], diff=res["diff"],
-                                                     seconds=round(res["seconds"], 4))
+                                                     seconds=round(res["seconds"], 4),
+                                                     validated={"suites": fingerprint, "files": checked[act_id]})
             timings["publish"] = timings.get("publish", 0.0) + time.perf_counter() - t0
             record.batches += 1
             save_record(layout, record)
