@@ -13,6 +13,7 @@ folder offers four bad versions next to the real ``D19970553Lj_2026-07-28.pdf``:
 2026-07-28 serves. Each bad version is refused or blocked with a reason naming the file, nothing of
 it is published, and every other act (and the k.k.'s served version) still answers searches.
 Unknown act ids in the CLI and the API are refused before anything runs, naming the known ids.
+The runs are real ``lexpipe`` processes; the searches call the same CLI's ``main`` in this process.
 """
 
 from __future__ import annotations
@@ -96,8 +97,18 @@ class World:
         self.runs.append(_lexpipe(args, self.env, self.root))
         return self.runs[-1]
 
-    def search(self, act: str, query: str) -> subprocess.CompletedProcess:
-        return _lexpipe(["search", query, "--act", act, "--retriever", "bm25", "--json", "--k", "5"], self.env, self.root)
+    def search(self, act: str, query: str, monkeypatch: pytest.MonkeyPatch, capsys) -> subprocess.CompletedProcess:
+        """``lexpipe search`` in this process (its ``main``, the world's environment): a search opens
+        no Dagster code, and a subprocess paid ~6 s of imports per search."""
+        from lexpipe.cli import main
+
+        for key, value in self.env.items():
+            if key.startswith(("LEXPIPE_", "DAGSTER_")):
+                monkeypatch.setenv(key, value)
+        capsys.readouterr()
+        rc = main(["search", query, "--act", act, "--retriever", "bm25", "--json", "--k", "5"])
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(["lexpipe", "search"], rc, out.out, out.err)
 
     def reason(self, version: str) -> str:
         """What ``lexpipe run`` printed under its table for a version that did not publish: from
@@ -156,27 +167,28 @@ def test_a_bad_version_is_refused_naming_the_file_and_not_published(worlds, scen
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_the_other_act_keeps_serving(worlds, scenario, published_corpus):
+def test_the_other_act_keeps_serving(worlds, scenario, published_corpus, monkeypatch, capsys):
     world = worlds[scenario]
     current = world.layout.current_file("pl:kc")
     assert current.read_text() == Layout(published_corpus.home).current_file("pl:kc").read_text()
-    found = world.search("pl:kc", "umowa leasingu forma dokumentowa")
+    found = world.search("pl:kc", "umowa leasingu forma dokumentowa", monkeypatch, capsys)
     assert found.returncode == 0, found.stderr[-2000:]
     page = json.loads(found.stdout)
     assert page["versions"] == {"pl:kc": KC_SERVED}
     assert page["hits"] and all(h["article_id"].startswith("pl:kc:") for h in page["hits"])
 
 
-def test_the_act_keeps_serving_its_last_good_version(worlds):
-    found = worlds["served"].search("pl:kk", "Kto zabiera w celu przywłaszczenia cudzą rzecz ruchomą")
+def test_the_act_keeps_serving_its_last_good_version(worlds, monkeypatch, capsys):
+    found = worlds["served"].search("pl:kk", "Kto zabiera w celu przywłaszczenia cudzą rzecz ruchomą", monkeypatch,
+                                    capsys)
     assert found.returncode == 0, found.stderr[-2000:]
     page = json.loads(found.stdout)
     assert page["versions"] == {"pl:kk": GOOD}
     assert "pl:kk:art:278" in [h["article_id"] for h in page["hits"][:3]]
 
 
-def test_a_new_act_with_only_bad_versions_is_not_searchable(worlds):
-    found = worlds["new"].search("pl:kk", "kradzież")
+def test_a_new_act_with_only_bad_versions_is_not_searchable(worlds, monkeypatch, capsys):
+    found = worlds["new"].search("pl:kk", "kradzież", monkeypatch, capsys)
     assert found.returncode == 2 and "unknown act 'pl:kk'" in found.stderr, found.stderr[-2000:]
 
 
