@@ -32,6 +32,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from collections import OrderedDict
 from typing import Callable, Sequence
 
 import numpy as np
@@ -57,6 +58,7 @@ from pipelines.retrieval.section_fusion import (
 os.environ.setdefault("LANCE_LOG", "error")  # lance's deprecation chatter is not for our users
 _SAFE = re.compile(r"^[A-Za-z0-9:_^.\-]+$")  # ids, statuses, versions: nothing that could escape SQL
 LEG_NAMES = ("bm25", "dense", "gaius")
+RESOLVED_CACHE = 64  # filters whose statute resolution is kept per generation
 IN_MEMORY_MAX_ROWS = 50_000  # dense and full-text legs score tables up to this size in memory (exact)
 UNION = "|"  # joins the table names of a union "table" (several acts searched as one corpus)
 VIEW = "view:"  # a statute act version materialised from the language index: view:<generation>:<act>@<version>
@@ -149,6 +151,10 @@ class EmbeddedBackend:
         self.lang = getattr(analyzer, "lang", DEFAULT_LANGUAGE)
         self._statutes = None  # the language index, opened on first use
         self._view_generation: int | None = None
+        # (generation, filters) → the statute acts' (act, version, view); the serving folder's acts by
+        # its modification time: an unfiltered German query resolved 6,180 acts in ~50 ms each time
+        self._resolved: OrderedDict[tuple, list[tuple[str, str, str]]] = OrderedDict()
+        self._serving_acts: tuple[tuple[int, int], list[str]] | None = None
 
     # -- the language index (statutes) -------------------------------------------------------------
     @property
@@ -169,6 +175,7 @@ class EmbeddedBackend:
                               self._built_with):
                     for name in [n for n in cache if VIEW in n]:
                         del cache[name]
+                self._resolved.clear()
                 self._view_generation = snap.generation
         return snap
 
@@ -235,10 +242,24 @@ class EmbeddedBackend:
         return json.loads(p.read_text()) if p.exists() else {"serving": None, "versions": {}}
 
     def acts(self) -> list[str]:
-        """Every act searchable here: the statute index's and the case-law collections'."""
+        """Every act searchable here: the statute index's and the case-law collections'.
+
+        Kept while the statute index's generation and the ``serving`` folder are the same (a
+        pointer is written by a rename, which touches the folder): reading the pointers and sorting
+        6,180 German acts took ~4 ms of every unfiltered query."""
         d = self.root / "serving"
-        tables = [json.loads(p.read_text())["act_id"] for p in d.glob("*.json")] if d.exists() else []
-        return sorted(set(tables) | set(self.snapshot().acts()))
+        try:
+            stamp = d.stat().st_mtime_ns
+        except FileNotFoundError:
+            stamp = -1
+        snap = self.snapshot()
+        cached = self._serving_acts
+        if cached is not None and cached[0] == (stamp, snap.generation):
+            return list(cached[1])
+        tables = [json.loads(p.read_text())["act_id"] for p in d.glob("*.json")] if stamp >= 0 else []
+        acts = sorted(set(tables) | set(snap.acts()))
+        self._serving_acts = ((stamp, snap.generation), acts)
+        return list(acts)
 
     def table_of(self, act_id: str, version: str | None = None) -> str:
         """The name a search of ``act_id`` at ``version`` (default: serving) reads: a statute act's
@@ -352,22 +373,7 @@ class EmbeddedBackend:
         in_index = [a for a in acts if a in held]
         out = []
         if in_index:
-            from dataclasses import replace as _replace
-
-            res = snap.resolve(_replace(filters, act_ids=tuple(in_index), jurisdictions=()))
-            for act in in_index:
-                version = res.version_of(act)
-                if version is None:
-                    if filters.act_ids and filters.as_of:
-                        raise SearchError(f"{act} has no indexed version on or before {filters.as_of}")
-                    continue
-                name = self._view_name(snap.generation, act, version)
-                with self._lock:
-                    self._built_with[name] = snap.manifest.vector_encoder
-                out.append((act, version, name))
-            if not out and filters.as_of:
-                raise SearchError(f"no indexed version on or before {filters.as_of} of "
-                                  f"{', '.join(in_index[:5])}{' …' if len(in_index) > 5 else ''}")
+            out = list(self._resolve_statutes(snap, filters, tuple(in_index)))
         for act in [a for a in acts if a not in held]:
             state = self.state(act)
             if not state["versions"]:
@@ -387,6 +393,37 @@ class EmbeddedBackend:
             with self._lock:
                 self._built_with[entry["table"]] = entry.get("encoder")  # absent in pointers written before it was kept
             out.append((act, version, entry["table"]))
+        return out
+
+    def _resolve_statutes(self, snap, filters: Filters, in_index: tuple[str, ...]) -> list[tuple[str, str, str]]:
+        """(act, version, view) of the statute acts ``in_index`` under ``filters`` in ``snap``, kept
+        per generation and filters (a new generation clears them: :meth:`snapshot`)."""
+        from dataclasses import replace as _replace
+
+        # the acts in the index under the filters follow from the generation and the filters alone
+        key = (snap.generation, filters)
+        with self._lock:
+            if key in self._resolved:
+                self._resolved.move_to_end(key)
+                return self._resolved[key]
+        res = snap.resolve(_replace(filters, act_ids=in_index, jurisdictions=()))
+        out = []
+        for act in in_index:
+            version = res.version_of(act)
+            if version is None:
+                if filters.act_ids and filters.as_of:
+                    raise SearchError(f"{act} has no indexed version on or before {filters.as_of}")
+                continue
+            out.append((act, version, self._view_name(snap.generation, act, version)))
+        if not out and filters.as_of:
+            raise SearchError(f"no indexed version on or before {filters.as_of} of "
+                              f"{', '.join(in_index[:5])}{' …' if len(in_index) > 5 else ''}")
+        with self._lock:
+            for _, _, name in out:
+                self._built_with[name] = snap.manifest.vector_encoder
+            self._resolved[key] = out
+            while len(self._resolved) > RESOLVED_CACHE:
+                self._resolved.popitem(last=False)
         return out
 
     def _check_encoder(self, act: str, version: str, table: str) -> None:
@@ -659,8 +696,12 @@ class EmbeddedBackend:
             raise SearchError(f"unknown retriever {request.retriever!r}")
         resolved = self._resolve(request.filters)
         if request.retriever in ("hybrid", "dense"):
+            checked: set = set()  # the answer depends on the table's encoder only: once per encoder
             for act, version, table in resolved:
-                self._check_encoder(act, version, table)
+                built_with = self._built_with.get(table, table)
+                if built_with not in checked:
+                    self._check_encoder(act, version, table)
+                    checked.add(built_with)
         depth = max(CANDIDATES, 3 * request.k)
         views = [t for _, _, t in resolved if t.startswith(VIEW)]
         # the views' rows counted by one mask of the request's filters (a mask per view cost 26 ms
