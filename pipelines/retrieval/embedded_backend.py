@@ -30,9 +30,9 @@ import re
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from collections import OrderedDict
 from typing import Callable, Sequence
 
 import numpy as np
