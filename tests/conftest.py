@@ -3,7 +3,10 @@ Civil Code corpus the suite builds once."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,15 @@ from core.layout import Layout
 from corpus_fixtures import PublishedCorpus, build_published_corpus  # tests/ (this folder), on sys.path
 
 REPO = Path(__file__).resolve().parents[1]
+
+# No test reads the user's own home: after `make run` (the README's first command) ./.lexpipe holds
+# the catalogue of the acts discovered from the ELI listing, and a test asking the registry for the
+# default home saw them beside its own registry rows (three failures in a fresh clone's `make test`
+# after `make run`). A test that needs a home sets LEXPIPE_HOME itself; every other one, and every
+# process it starts, gets this empty folder (one per pytest-xdist worker, removed at exit).
+_TEST_HOME = tempfile.mkdtemp(prefix="lexpipe_test_home_")
+os.environ["LEXPIPE_HOME"] = _TEST_HOME
+atexit.register(shutil.rmtree, _TEST_HOME, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
