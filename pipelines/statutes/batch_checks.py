@@ -21,6 +21,7 @@ An act with any failure is quarantined by the caller; the other acts of the batc
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -132,6 +133,7 @@ def _validate(frame: pd.DataFrame, suite, *, act_column: str, id_column: str) ->
 CHECKED_FILES = ("articles", "nodes", "chunks")
 
 
+@functools.lru_cache(maxsize=8)  # the suites are code: built once per process, not per batch and check
 def suites_fingerprint(*, max_tokens: int, allow_pending: bool = True) -> str:
     """What :func:`check_batch` holds a version to, as a hash: the GX version and every expectation
     of the articles, nodes and chunks suites with its arguments. A changeset's record keeps it
