@@ -38,7 +38,10 @@ def test_the_notify_flow_delivers_the_events_of_a_publication(prefect_server, ho
 
     layout = Layout(home)
     with Receiver() as rx:
-        rx.then(Answer(503))  # the first attempt fails; the run budget is 0, so it waits in the outbox
+        # the first attempt fails and asks for 3 s: the run budget is 0, so it waits in the outbox (with
+        # the 0.1 s backoff alone a slow host's run still had the other event in flight when the retry
+        # fell due, and retried it at once: failed 0 instead of 1)
+        rx.then(Answer(503, headers={"Retry-After": "3"}))
         store = SubscriptionStore(layout, clock=lambda: PAST)
         sub = store.create(url=rx.url, secret=SECRET, unit_id="pl:kc:art:709^2").subscription
         store.create(url=rx.url, secret=SECRET, act_id="pl:kc", k=5, retriever="bm25",
@@ -46,7 +49,7 @@ def test_the_notify_flow_delivers_the_events_of_a_publication(prefect_server, ho
         notified = notify_subscribers(act_id="pl:kc", version=NEW, home=str(home))
         assert (notified.version, notified.subscriptions, notified.events, notified.new) == (NEW, 2, 2, 2)
         assert notified.delivered + notified.failed == 2 and notified.failed == 1
-        time.sleep(0.15)  # the retry falls due (backoff at most 0.1 s)
+        time.sleep(3.1)  # the retry falls due
         out = webhook_outbox(home=str(home))
         assert out["delivered"] == 1
     bodies = {json.loads(r.body)["type"]: r for r in rx.received if r.answer.status == 200}
