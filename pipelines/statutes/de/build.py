@@ -33,6 +33,7 @@ import hashlib
 import json
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -434,6 +435,30 @@ def _heading_tail(h: Hunk, old_text: str, new_text: str, *, formula: bool = Fals
     return (formula or shorter.rstrip().endswith(_SENTENCE_END)) and not words[-1].endswith(_SENTENCE_END[:3])
 
 
+MOVED_MAX_WORDS = 3
+
+
+def _labels_moved(hunks: list[Hunk]) -> bool:
+    """Every difference is a short block of words (at most :data:`MOVED_MAX_WORDS`) taken out in one
+    place and put back, unchanged, in another: the same words, only their order differs.
+
+    Why: in an act without §§ the whole text is one unit per part (``de:x:text``), its headings and
+    § labels lines of that text, and the converter's fixes of 2012-10-18 printed a label on the other
+    side of its title line ("§ 3.01 Begriffsbestimmungen" for "Begriffsbestimmungen § 3.01") or a
+    heading word on the other side of its number ("Abschnitt I. - Schallzeichen"): 16 text units of the
+    Rhine and Moselle shipping codes showed as ``changed`` in a 241-act slice. An amendment replaces,
+    inserts or strikes words; it does not move a label. Only text units (where units are cut at the
+    §s a label cannot move inside one), and only blocks that start as a label or heading does (a
+    "§", a digit, a capital): a moved "nicht" stays a change."""
+    if not hunks:
+        return False
+    out = Counter(w for h in hunks for w in h.old)
+    back = Counter(w for h in hunks for w in h.new)
+    return out == back and all(len(block) <= MOVED_MAX_WORDS and (not block or block[0][:1] == "§"
+                                                                 or block[0][:1].isdigit() or block[0][:1].isupper())
+                               for h in hunks for block in (h.old, h.new))
+
+
 def _editorial(old: dict, new: dict) -> bool:
     """Same status and every difference of text and title not an amendment (:func:`_not_an_amendment`:
     the same words in another form, :mod:`pipelines.statutes.de.sources_classify`; a moved repeal
@@ -454,6 +479,8 @@ def _editorial(old: dict, new: dict) -> bool:
         hunks = []
     if old.get("number") != "text":  # a text unit's title is the act's (the converter's fixes rewrote some)
         hunks += diff_hunks(normalize_text(old.get("title") or ""), normalize_text(new.get("title") or ""))
+    elif _labels_moved([h for h in hunks if not _not_an_amendment(h)]):
+        return True
     return not hunks or all(_not_an_amendment(h) for h in hunks)
 
 

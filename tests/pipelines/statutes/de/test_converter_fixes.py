@@ -12,7 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from pipelines.statutes.de.build import _heading_tail, diff_german
+from pipelines.statutes.de.build import _editorial, _heading_tail, _labels_moved, diff_german
 from pipelines.statutes.de.markdown import parse_markdown
 from pipelines.statutes.de.sources_classify import diff_hunks
 from pipelines.statutes.de.tables import articles_table
@@ -56,6 +56,35 @@ def test_a_heading_read_as_the_last_line_of_a_unit_is_editorial(act_file):
     change, shown = diff["de:stgb:par:58"]
     assert change == "editorial" and "Verwarnung mit Strafvorbehalt" in shown
     assert {c for c, _ in diff.values()} == {"editorial"}
+
+
+@pytest.mark.parametrize("act", ["b/binschstro_2012", "m/moselschpv_1997"])
+def test_a_label_printed_on_the_other_side_of_its_title_is_editorial(act_file, act):
+    diff = _diff(act_file, act, FIXES)
+    moved = {k for k, (_, shown) in diff.items() if "{+§ " in shown and "[-§ " in shown}
+    assert len(moved) >= 2  # "{+§ 3.01+} Begriffsbestimmungen und Anwendungen [-§ 3.01-]"
+    text_units = {k: c for k, (c, _) in diff.items() if k.split(":")[-1].startswith("text")}
+    assert moved <= set(text_units) and set(text_units.values()) == {"editorial"}
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("A § 3.01 Titel Text", "A Titel § 3.01 Text", True),  # a label on the other side of its title
+    ("Abschnitt I. Schallzeichen Text", "Schallzeichen Abschnitt I. Text", True),
+    ("A § 3.01 Titel Text", "A Titel § 3.02 Text", False),  # another number
+    ("Er darf nicht zahlen, sondern leisten", "Er darf zahlen, sondern nicht leisten", False),  # not a label
+    ("Der erste Satz gilt. Der zweite Satz gilt auch.", "Der zweite Satz gilt auch. Der erste Satz gilt.", False),
+    ("A B C", "A B C D", False),  # a word added
+])
+def test_labels_moved(old: str, new: str, expected: bool):
+    assert _labels_moved(diff_hunks(old, new)) is expected
+
+
+def test_a_moved_label_is_editorial_only_in_a_text_unit():
+    # inside a § a moved label is no converter's doing: the rule holds only where headings are text
+    old = {"status": "in_force", "number": "1", "title": "T", "text": "§ 3.01 Titel Satz."}
+    new = {**old, "text": "Titel § 3.01 Satz."}
+    assert not _editorial(old, new)
+    assert _editorial({**old, "number": "text"}, {**new, "number": "text"})
 
 
 def test_real_new_wording_in_the_same_commit_stays_changed(act_file):
