@@ -445,8 +445,10 @@ def _labels_moved(hunks: list[Hunk]) -> bool:
     Why: in an act without §§ the whole text is one unit per part (``de:x:text``), its headings and
     § labels lines of that text, and the converter's fixes of 2012-10-18 printed a label on the other
     side of its title line ("§ 3.01 Begriffsbestimmungen" for "Begriffsbestimmungen § 3.01") or a
-    heading word on the other side of its number ("Abschnitt I. - Schallzeichen"): 16 text units of the
-    Rhine and Moselle shipping codes showed as ``changed`` in a 241-act slice. An amendment replaces,
+    heading word on the other side of its number ("Abschnitt I. - Schallzeichen"): 15 text units of the
+    Rhine and Moselle shipping codes showed as ``changed`` in that commit on a 241-act slice, 1 in the
+    ``fixes`` commit of 2012-10-02 (``bench/reclassify_replay.py``; no unit of a BGBl, BAnz or 2022
+    refresh commit moved). An amendment replaces,
     inserts or strikes words; it does not move a label. Only text units (where units are cut at the
     §s a label cannot move inside one), and only blocks that start as a label or heading does (a
     "§", a digit, a capital): a moved "nicht" stays a change."""
