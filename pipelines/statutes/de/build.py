@@ -448,10 +448,10 @@ def _labels_moved(hunks: list[Hunk]) -> bool:
     heading word on the other side of its number ("Abschnitt I. - Schallzeichen"): 15 text units of the
     Rhine and Moselle shipping codes showed as ``changed`` in that commit on a 241-act slice, 1 in the
     ``fixes`` commit of 2012-10-02 (``bench/reclassify_replay.py``; no unit of a BGBl, BAnz or 2022
-    refresh commit moved). An amendment replaces,
-    inserts or strikes words; it does not move a label. Only text units (where units are cut at the
-    §s a label cannot move inside one), and only blocks that start as a label or heading does (a
-    "§", a digit, a capital): a moved "nicht" stays a change."""
+    refresh commit moved). An amendment replaces, inserts or strikes words; it does not move a
+    label. Only text units (where units are cut at the §s a label cannot move inside one), and only
+    blocks that start as a label or heading does (a "§", a digit, a capital): a moved "nicht" stays
+    a change."""
     if not hunks:
         return False
     out = Counter(w for h in hunks for w in h.old)
@@ -479,11 +479,11 @@ def _editorial(old: dict, new: dict) -> bool:
     if len(hunks) == 1 and _heading_tail(hunks[0], old_text, new_text,
                                          formula=str(old.get("number") or "").endswith("formel")):
         hunks = []
-    if old.get("number") != "text":  # a text unit's title is the act's (the converter's fixes rewrote some)
+    text_unit = old.get("number") == "text"
+    if not text_unit:  # a text unit's title is the act's (the converter's fixes rewrote some)
         hunks += diff_hunks(normalize_text(old.get("title") or ""), normalize_text(new.get("title") or ""))
-    elif _labels_moved([h for h in hunks if not _not_an_amendment(h)]):
-        return True
-    return not hunks or all(_not_an_amendment(h) for h in hunks)
+    rest = [h for h in hunks if not _not_an_amendment(h)]
+    return not rest or (text_unit and _labels_moved(rest))
 
 
 def _moved_across_units(new: pa.Table, changed: set[str], old_rows: dict, new_rows: dict) -> set[str]:
