@@ -138,14 +138,16 @@ def test_malformed_body_is_retried_then_fails(httpserver: HTTPServer):
 
 
 def test_timeout_is_retried(httpserver: HTTPServer):
-    # the loopback server answers one request at a time: the retry waits until the slow handler
-    # is done (0.7 s), so the timeout must leave room for that wait (retry sent at ~0.6 s)
+    # the loopback server answers one request at a time: the retry (sent at 1.5 s + a 0.25–0.5 s
+    # backoff) waits until the slow handler is done (2.0 s), and its own 1.5 s leave a busy host
+    # over a second of slack. With 0.7 / 0.6 s, a fresh clone's suite on a loaded host timed out
+    # the connect and the retry too (3 attempts); the connect timeout is not what this tests.
     def slow(_request: Request) -> Response:
-        time.sleep(0.7)
+        time.sleep(2.0)
         return ok(completion("late"))
 
     script = Script(httpserver, slow, ok(completion("in time")))
-    c = run_chat(settings(httpserver.url_for("/v1"), timeout_s=0.6), [])
+    c = run_chat(settings(httpserver.url_for("/v1"), timeout_s=1.5, connect_timeout_s=5.0), [])
     assert c.content == "in time" and c.attempts == 2 and len(script.requests) == 2
 
 
